@@ -1,0 +1,22 @@
+"""Inclusive prefix sum torch.cumsum over dim 1 of a (4096, 16384) fp32 tensor. Moves 512 MiB (256 in, 256 out)."""
+import torch
+import torch.nn as nn
+
+batch_size = 4096
+dim = 16384
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.cumsum(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
