@@ -1,0 +1,306 @@
+"""cudal1.py: the contrastive-RL core of CUDA-L1: exemplar database and sampling, reward shaping, GRPO.
+
+What it does, in the order data flows through one RL step
+    ExemplarDB / sample_exemplars -> the N = 2 scored variants shown in a contrastive prompt (prompts.build_prompt)
+    compute_rewards               -> evaluator results -> shaped, normalised, clipped rewards
+    group_advantages              -> rewards (B, G) -> group-relative advantages (B, G)
+    grpo_loss                     -> per-token clipped policy-gradient loss (+ optional KL), aggregated by name
+
+How to run
+    Imported by rl.py. `python cudal1.py RUN/exemplars.jsonl` prints what a run's database holds, per task.
+    Tests: `python -m pytest -q tests/test_cudal1.py`.
+
+Where it departs from the paper (CUDA-L1, arXiv 2507.14111); each is a flag with the paper's setting as default
+    1. Bucket width and temperature tau are not published: `bucket_width=0.5`, `tau=1.0`. Subtracting the global mean
+       before the softmax is kept as written, though softmax is shift-invariant so it changes nothing.
+    2. With fewer score buckets than N, the missing exemplars are drawn uniformly from the remaining entries (the
+       paper does not say). Exemplars come back sorted by score, slowest first. `mode="random"|"best"` are ablations.
+    3. A candidate flagged `same_as_reference` earns the reward of speedup 1.0, not its measured speedup;
+       `round_to_one` (off by default here; the paper rounds in its timer) snaps near-1 speedups to exactly 1.
+    4. Reward normalisation uses the mean and std of the batch it is given (the caller picks: one group or a step).
+    5. Group advantages divide by the population std (unbiased=False); `std_normalize=False` is Dr. GRPO's choice.
+    6. KL uses the k3 estimator and is off by default (beta=0); the paper does not give beta.
+    7. Loss aggregation `variant="grpo"` (per-sequence mean, then mean) is the paper's GRPO; "dapo" (token mean)
+       and "drgrpo" (constant normaliser) are ablations, as is `eps_high != eps_low` (DAPO's clip-higher).
+    8. The database drops exact duplicates of a task's code (up to trailing whitespace), so a policy that repeats
+       itself cannot flood a bucket.
+"""
+import hashlib
+import json
+import math
+import os
+import sys
+import warnings
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+import torch
+
+# ---------------------------------------------------------------------------- exemplar database
+
+
+@dataclass
+class Exemplar:
+    task: str
+    code: str
+    score: float  # speedup over the reference (1.0 = the reference itself)
+    step: int = 0
+    meta: dict = field(default_factory=dict)
+
+
+def _code_key(code):
+    """Dedup key: the code with trailing whitespace stripped per line and trailing blank lines dropped."""
+    text = "\n".join(line.rstrip() for line in code.splitlines()).rstrip("\n")
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def _parse_line(line):
+    """One stored JSON line -> Exemplar; ValueError if it is not one (keys unknown to Exemplar are ignored)."""
+    obj = json.loads(line)
+    if not isinstance(obj, dict) or not {"task", "code", "score"} <= obj.keys():
+        raise ValueError("not an exemplar record")
+    return Exemplar(**{f.name: obj[f.name] for f in fields(Exemplar) if f.name in obj})
+
+
+class ExemplarDB:
+    """Successful codes with their scores, per task, in an append-only JSONL file (path=None: in memory only)."""
+
+    def __init__(self, path=None):
+        self.path = Path(path) if path is not None else None
+        self._by_task, self._keys = {}, set()
+        if self.path is not None and self.path.exists():
+            self._load()
+
+    def _load(self):
+        raw = self.path.read_bytes()
+        lines, good = raw.split(b"\n"), 0  # good: byte offset just past the last line that parsed
+        for i, line in enumerate(lines):
+            if line.strip():
+                try:
+                    self._remember(_parse_line(line))
+                except ValueError as e:
+                    if any(rest.strip() for rest in lines[i + 1:]):
+                        raise ValueError(f"{self.path}:{i + 1}: corrupt line in the middle of the file: {e}") from e
+                    warnings.warn(f"{self.path}:{i + 1}: skipping a torn last line (crash mid-write?)")
+                    break
+            good += len(line) + 1
+        good = min(good, len(raw))
+        if good < len(raw):  # cut the torn tail so that the next append starts on a clean line
+            with open(self.path, "r+b") as f:
+                f.truncate(good)
+        if raw[:good] and not raw[:good].endswith(b"\n"):  # the last line parsed but lacks its newline
+            with open(self.path, "ab") as f:
+                f.write(b"\n")
+
+    def _remember(self, ex):
+        key = (ex.task, _code_key(ex.code))
+        if key in self._keys:
+            return False
+        self._keys.add(key)
+        self._by_task.setdefault(ex.task, []).append(ex)
+        return True
+
+    def add(self, task, code, score, step=0, meta=None):
+        """Store one code; False (and nothing stored) if this task already holds the same code."""
+        if not math.isfinite(score):
+            raise ValueError(f"score must be finite, got {score}")
+        ex = Exemplar(task, code, float(score), int(step), dict(meta or {}))
+        line = json.dumps(asdict(ex)) + "\n"  # before _remember: unserialisable meta must not half-store
+        if not self._remember(ex):
+            return False
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a") as f:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())  # a crash loses at most the line being written
+        return True
+
+    def seed_reference(self, task, ref_code):
+        """Store the task's reference at score 1.0 (once)."""
+        return self.add(task, ref_code, 1.0, step=0, meta={"reference": True})
+
+    def entries(self, task):
+        return list(self._by_task.get(task, []))
+
+    def best(self, task):
+        return max(self._by_task.get(task, []), key=lambda e: e.score, default=None)
+
+    def tasks(self):
+        return list(self._by_task)
+
+    def __len__(self):
+        return sum(len(v) for v in self._by_task.values())
+
+
+# ---------------------------------------------------------------------------- exemplar sampling
+
+
+def _buckets(entries, bucket_width, tau):
+    """Bucket ids, their softmax logits (mean - global mean) / tau, and the entry indices in each bucket."""
+    scores = np.array([e.score for e in entries], dtype=np.float64)  # (E,)
+    ids = np.floor(scores / bucket_width).astype(np.int64)            # (E,)
+    buckets = sorted(set(ids.tolist()))
+    members = [np.flatnonzero(ids == b) for b in buckets]
+    logits = np.array([(scores[m].mean() - scores.mean()) / tau for m in members])  # (K,)
+    return buckets, logits, members
+
+
+def _softmax(logits):
+    p = np.exp(logits - logits.max())
+    return p / p.sum()
+
+
+def bucket_probabilities(entries, bucket_width=0.5, tau=1.0):
+    """{bucket id: probability of drawing it first}, bucket id = floor(score / bucket_width)."""
+    buckets, logits, _ = _buckets(entries, bucket_width, tau)
+    return dict(zip(buckets, _softmax(logits).tolist()))
+
+
+def _draw_contrastive(entries, n, rng, bucket_width, tau):
+    _, logits, members = _buckets(entries, bucket_width, tau)
+    left = list(range(len(logits)))  # buckets not drawn yet
+    picked = []
+    for _ in range(min(n, len(left))):
+        j = left.pop(rng.choice(len(left), p=_softmax(logits[left])))  # renormalised over the rest
+        picked.append(int(rng.choice(members[j])))
+    rest = [i for i in range(len(entries)) if i not in picked]  # fewer buckets than n: fill uniformly
+    picked += rng.choice(rest, size=n - len(picked), replace=False).tolist()
+    return picked
+
+
+SAMPLERS = {
+    "contrastive": _draw_contrastive,
+    "random": lambda entries, n, rng, *_: rng.choice(len(entries), size=n, replace=False).tolist(),
+    "best": lambda entries, n, *_: sorted(range(len(entries)), key=lambda i: -entries[i].score)[:n],
+}
+
+
+def sample_exemplars(entries, n=2, *, bucket_width=0.5, tau=1.0, mode="contrastive", rng):
+    """Pick n exemplars for a contrastive prompt, returned sorted by score ascending (slowest first).
+
+    mode="contrastive" (the paper): bucket scores by floor(score / bucket_width); softmax over buckets of
+    (bucket mean - global mean) / tau; draw n DISTINCT buckets one after another, renormalising over those left;
+    one entry uniformly from each. Fewer buckets than n: every bucket once, then the rest uniformly from the
+    entries not yet chosen. Fewer entries than n: all of them. "random": n distinct entries uniformly.
+    "best": the n highest scores.
+
+    Example: scores [0.2, 0.4, 1.0, 1.1, 1.3, 2.6], width 0.5, tau 1 -> buckets {0: [0.2, 0.4], 2: [1.0, 1.1, 1.3],
+    5: [2.6]}, means 0.3, 1.133, 2.6, global mean 1.1, logits -0.8, 0.033, 1.5 -> P(bucket) 0.075, 0.173, 0.751;
+    n=2 might give buckets 5 then 2 and return [entry 1.1, entry 2.6].
+    """
+    if mode not in SAMPLERS:
+        raise ValueError(f"mode must be one of {sorted(SAMPLERS)}, not {mode!r}")
+    entries = list(entries)
+    chosen = range(len(entries)) if len(entries) <= n else SAMPLERS[mode](entries, n, rng, bucket_width, tau)
+    return sorted((entries[i] for i in chosen), key=lambda e: e.score)
+
+# ---------------------------------------------------------------------------- reward
+
+
+def _get(result, name, default=None):
+    return result.get(name, default) if isinstance(result, dict) else getattr(result, name, default)
+
+
+def _raw_reward(result, fail_reward, log_speedup, round_to_one):
+    if _get(result, "status", "ok") != "ok" or not _get(result, "correct", True):
+        return fail_reward
+    speedup = _get(result, "speedup")
+    if _get(result, "same_as_reference", False) or speedup is None:  # no credit for the reference / an untimed run
+        speedup = 1.0
+    if not (math.isfinite(speedup) and speedup > 0):
+        return fail_reward
+    if abs(speedup - 1.0) <= round_to_one:  # conservative rounding: timing noise near 1x is no speedup
+        speedup = 1.0
+    return math.log(speedup) if log_speedup else speedup
+
+
+def compute_rewards(results, *, fail_reward=0.0, log_speedup=False, round_to_one=0.0, normalize=True, clip=1.5):
+    """Evaluator results -> rewards (len(results),): speedup (or log speedup) if correct else fail_reward, then
+    (r - mu) / sigma with mu, sigma the mean and population std of THIS batch (all-equal -> zeros), then clipped to
+    [-clip, clip] (clip None or <= 0: no clip). A correct result without a speedup counts as speedup 1.0.
+    With log_speedup a 1x candidate earns log(1) = 0, the same as the default fail_reward: pass a negative one.
+
+    Example: speedups 4, 1, 1, 1, 1 (all correct) -> mu 1.6, sigma 1.2 -> [2.0, -0.5, -0.5, -0.5, -0.5]
+             -> clipped [1.5, -0.5, -0.5, -0.5, -0.5]. A failure among them would enter as fail_reward = 0.
+    """
+    r = np.array([_raw_reward(x, fail_reward, log_speedup, round_to_one) for x in results], dtype=np.float64)
+    if normalize and r.size:
+        std = r.std()
+        r = (r - r.mean()) / (std + 1e-8) if std > 1e-12 else np.zeros_like(r)
+    if clip is not None and clip > 0:
+        r = np.clip(r, -clip, clip)
+    return r
+
+# ---------------------------------------------------------------------------- advantages
+
+
+def group_advantages(rewards, std_normalize=True, eps=1e-4):
+    """Rewards (B, G) of G samples per prompt -> advantages (B, G): minus the group mean, over (population std + eps).
+
+    Example: [[1, 2, 3, 4]] -> mean 2.5, std sqrt(1.25) = 1.118 -> [[-1.342, -0.447, 0.447, 1.342]];
+             without std: [[-1.5, -0.5, 0.5, 1.5]]. A group of equal rewards gets zeros (no signal).
+    """
+    centred = rewards - rewards.mean(dim=-1, keepdim=True)  # (B, G)
+    if not std_normalize:
+        return centred
+    return centred / (rewards.std(dim=-1, unbiased=False, keepdim=True) + eps)  # (B, G)
+
+# ---------------------------------------------------------------------------- GRPO loss
+
+
+def _masked_sum(x, mask):
+    return torch.where(mask > 0, x, torch.zeros_like(x)).sum(dim=-1)  # (N,); where: padding may hold junk
+
+
+AGGREGATIONS = {  # per-token loss (N, T), mask (N, T), max_tokens -> scalar
+    "grpo": lambda loss, mask, _: (_masked_sum(loss, mask) / mask.sum(-1).clamp(min=1)).mean(),
+    "dapo": lambda loss, mask, _: _masked_sum(loss, mask).sum() / mask.sum().clamp(min=1),
+    "drgrpo": lambda loss, mask, max_tokens: _masked_sum(loss, mask).sum() / (loss.shape[0] * max_tokens),
+}
+
+
+def grpo_loss(logp, old_logp, advantages, mask, *, ref_logp=None, variant="grpo", eps_low=0.2, eps_high=0.2,
+              beta=0.0, max_tokens=None):
+    """Clipped policy-gradient loss over sampled tokens. logp, old_logp, ref_logp, mask: (N, T); advantages: (N,).
+    old_logp and ref_logp are treated as constants. Returns (loss, {"clip_frac", "kl", "ratio"}).
+
+    per token: ratio = exp(logp - old_logp); obj = min(ratio * A, clip(ratio, 1 - eps_low, 1 + eps_high) * A);
+    kl = exp(ref - logp) - (ref - logp) - 1; loss = -(obj - beta * kl); then aggregated by `variant`:
+    "grpo" mean per sequence then over sequences, "dapo" mean over all tokens, "drgrpo" sum / (N * max_tokens).
+
+    Example: A = [1], ratios [1.5, 1.0, 0.5], eps 0.2 -> obj [1.2 (clipped), 1.0, 0.5] -> "grpo" loss -2.7 / 3 = -0.9,
+             clip_frac 1/3.
+    """
+    if variant not in AGGREGATIONS:
+        raise ValueError(f"variant must be one of {sorted(AGGREGATIONS)}, not {variant!r}")
+    if beta > 0 and ref_logp is None:
+        raise ValueError("beta > 0 needs ref_logp (log-probs of the reference policy)")
+    mask = mask.to(logp.dtype)                                       # (N, T)
+    adv = advantages.to(logp.dtype).reshape(-1, 1)                   # (N, 1)
+    ratio = torch.exp(logp - old_logp.detach())                      # (N, T)
+    clipped = torch.clamp(ratio, 1 - eps_low, 1 + eps_high)          # (N, T)
+    objective = torch.min(ratio * adv, clipped * adv)                # (N, T)
+    kl = torch.zeros_like(logp)
+    if ref_logp is not None:
+        d = ref_logp.detach() - logp                                 # (N, T)
+        kl = torch.exp(d) - d - 1                                    # k3: unbiased, always >= 0
+    per_token = -(objective - beta * kl) if beta > 0 else -objective  # (N, T)
+    loss = AGGREGATIONS[variant](per_token, mask, max_tokens or logp.shape[-1])
+    with torch.no_grad():  # clipping binds: ratio above 1 + eps_high with A > 0, or below 1 - eps_low with A < 0
+        binds = ((ratio > 1 + eps_high) & (adv > 0)) | ((ratio < 1 - eps_low) & (adv < 0))
+        count = mask.sum().clamp(min=1)
+        stats = {name: float(_masked_sum(x.to(logp.dtype), mask).sum() / count)
+                 for name, x in (("clip_frac", binds), ("kl", kl), ("ratio", ratio))}
+    return loss, stats
+
+# ---------------------------------------------------------------------------- inspect a database
+
+
+if __name__ == "__main__":
+    db = ExemplarDB(sys.argv[1])
+    print(f"{len(db)} exemplars, {len(db.tasks())} tasks")
+    for task in db.tasks():
+        best = db.best(task)
+        print(f"{task:40s} {len(db.entries(task)):5d} codes  best {best.score:6.2f}x (step {best.step})")
