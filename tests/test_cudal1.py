@@ -235,6 +235,10 @@ def test_db_roundtrip_dedup_and_reference(tmp_path):
     assert not again.seed_reference("relu", "ref code\n") and len(path.read_text().splitlines()) == 3
     with pytest.raises(ValueError):
         db.add("relu", "x", float("nan"))
+    with pytest.raises(TypeError):  # unserialisable meta: nothing stored, in memory or on disk
+        db.add("relu", "y", 1.2, meta={"f": object()})
+    assert len(db) == 3 and len(ExemplarDB(path)) == 3 and db.add("relu", "y", 1.2)
+    assert ExemplarDB(None).add("t", "x", 1.0) and not list(tmp_path.glob("*.jsonl"))  # in-memory database
 
 
 def test_db_torn_last_line(tmp_path):

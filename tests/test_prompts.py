@@ -13,7 +13,8 @@ OLD = "import torch.nn as nn\n\nclass ModelNew(nn.Module):\n    pass"
 REF = ("import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
        "        return torch.relu(x)\n\ndef get_inputs():\n    return [torch.randn(4)]\n\n"
        "def get_init_inputs():\n    return []\n")
-TRUNCATED = "import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return tor"
+TRUNCATED = ("import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n"
+             "    def forward(self, x):\n        return tor")
 STRING_FENCE = 'DOC = """\n```\n"""\n' + CODE
 HEAD = "### Performance analysis\nV2 is faster.\n\n### Algorithm design\nFuse.\n\n### Code\n"
 
