@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-# ---------------------------------------------------------------------------- exemplar database
 
+# ---------------------------------------------------------------------------- exemplar database
 
 @dataclass
 class Exemplar:
@@ -136,7 +136,6 @@ class ExemplarDB:
 
 # ---------------------------------------------------------------------------- exemplar sampling
 
-
 def _buckets(entries, bucket_width, tau):
     """Bucket ids, their softmax logits (mean - global mean) / tau, and the entry indices in each bucket."""
     scores = np.array([e.score for e in entries], dtype=np.float64)  # (E,)
@@ -196,8 +195,8 @@ def sample_exemplars(entries, n=2, *, bucket_width=0.5, tau=1.0, mode="contrasti
     chosen = range(len(entries)) if len(entries) <= n else SAMPLERS[mode](entries, n, rng, bucket_width, tau)
     return sorted((entries[i] for i in chosen), key=lambda e: e.score)
 
-# ---------------------------------------------------------------------------- reward
 
+# ---------------------------------------------------------------------------- reward
 
 def _get(result, name, default=None):
     return result.get(name, default) if isinstance(result, dict) else getattr(result, name, default)
@@ -233,8 +232,8 @@ def compute_rewards(results, *, fail_reward=0.0, log_speedup=False, round_to_one
         r = np.clip(r, -clip, clip)
     return r
 
-# ---------------------------------------------------------------------------- advantages
 
+# ---------------------------------------------------------------------------- advantages
 
 def group_advantages(rewards, std_normalize=True, eps=1e-4):
     """Rewards (B, G) of G samples per prompt -> advantages (B, G): minus the group mean, over (population std + eps).
@@ -247,8 +246,8 @@ def group_advantages(rewards, std_normalize=True, eps=1e-4):
         return centred
     return centred / (rewards.std(dim=-1, unbiased=False, keepdim=True) + eps)  # (B, G)
 
-# ---------------------------------------------------------------------------- GRPO loss
 
+# ---------------------------------------------------------------------------- GRPO loss
 
 def _masked_sum(x, mask):
     return torch.where(mask > 0, x, torch.zeros_like(x)).sum(dim=-1)  # (N,); where: padding may hold junk
@@ -295,8 +294,8 @@ def grpo_loss(logp, old_logp, advantages, mask, *, ref_logp=None, variant="grpo"
                  for name, x in (("clip_frac", binds), ("kl", kl), ("ratio", ratio))}
     return loss, stats
 
-# ---------------------------------------------------------------------------- inspect a database
 
+# ---------------------------------------------------------------------------- inspect a database
 
 if __name__ == "__main__":
     db = ExemplarDB(sys.argv[1])

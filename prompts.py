@@ -23,6 +23,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 
+
 # ---------------------------------------------------------------------------- build
 
 RULES = """\

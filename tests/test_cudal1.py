@@ -16,7 +16,9 @@ from cudal1 import (Exemplar, ExemplarDB, bucket_probabilities, compute_rewards,
 
 LN2 = math.log(2)
 
+
 # ---------------------------------------------------------------------------- GRPO loss
+
 # Two sequences, T = 3, old_logp = 0 so ratio = exp(logp) is exactly the ratios below; eps_low = eps_high = 0.2.
 #   seq 0: A = +1, ratios [1.5, 1.0, 0.5], mask [1, 1, 1]
 #          obj = min(r*A, clip(r, .8, 1.2)*A) = [min(1.5, 1.2), 1.0, min(0.5, 0.8)] = [1.2 (clip binds), 1.0, 0.5]
@@ -93,8 +95,8 @@ def test_loss_unknown_variant_and_shapes():
     loss_col, _ = grpo_loss(_logp(), torch.zeros(2, 3, dtype=torch.float64), ADV.reshape(2, 1), MASK)
     assert loss_col.item() == pytest.approx(0.125)  # (N, 1) advantages are read as (N,)
 
-# ---------------------------------------------------------------------------- advantages
 
+# ---------------------------------------------------------------------------- advantages
 
 def test_group_advantages():
     r = torch.tensor([[1.0, 2.0, 3.0, 4.0], [5.0, 5.0, 5.0, 5.0]])
@@ -106,8 +108,8 @@ def test_group_advantages():
     assert group_advantages(r, std_normalize=False).tolist() == [[-1.5, -0.5, 0.5, 1.5], [0.0] * 4]
     assert group_advantages(torch.tensor([[0.0, 1.0]]), eps=0).tolist() == [[-1.0, 1.0]]  # population std 0.5
 
-# ---------------------------------------------------------------------------- rewards
 
+# ---------------------------------------------------------------------------- rewards
 
 def ok(s, **kw):
     return {"status": "ok", "correct": True, "speedup": s, "same_as_reference": False, **kw}
@@ -147,7 +149,9 @@ def test_rewards_objects_log_and_rounding():
     assert compute_rewards([ok(2.0)] * 3).tolist() == [0.0, 0.0, 0.0]  # all equal -> zeros
     assert compute_rewards([]).shape == (0,)
 
+
 # ---------------------------------------------------------------------------- exemplar sampling
+
 # scores [0.2, 0.4, 1.0, 1.1, 1.3, 2.6], width 0.5 -> buckets 0: {0.2, 0.4}, 2: {1.0, 1.1, 1.3}, 5: {2.6}
 # bucket means 0.3, 1.13333, 2.6; global mean 6.6 / 6 = 1.1; logits (tau 1) -0.8, 0.033333, 1.5
 # exp: 0.449329, 1.033895, 4.481689; sum 5.964913 -> p = 0.075329, 0.173329, 0.751342
@@ -216,8 +220,8 @@ def test_sampling_edge_cases_and_modes():
     tiny_tau = sample_exemplars(_entries(), 2, tau=1e-9, rng=rng)  # no NaN when the softmax is one-hot
     assert tiny_tau[1].score == 2.6
 
-# ---------------------------------------------------------------------------- exemplar database
 
+# ---------------------------------------------------------------------------- exemplar database
 
 def test_db_roundtrip_dedup_and_reference(tmp_path):
     path = tmp_path / "run" / "exemplars.jsonl"

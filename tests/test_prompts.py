@@ -18,6 +18,7 @@ TRUNCATED = ("import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\
 STRING_FENCE = 'DOC = """\n```\n"""\n' + CODE
 HEAD = "### Performance analysis\nV2 is faster.\n\n### Algorithm design\nFuse.\n\n### Code\n"
 
+
 # ---------------------------------------------------------------------------- extract_code: (reply, expected code)
 
 REPLIES = {
