@@ -1,0 +1,916 @@
+"""evaluator.py: compile, check and time ONE candidate against its reference, honestly.
+
+    python evaluator.py tasks/cpu/relu.py my_relu.py --device cpu --json
+    python -c "import evaluator as e; print(e.evaluate(open(ref).read(), open(cand).read(), device='cuda'))"
+
+The candidate is adversarial code written by a policy that is paid for speed. Three kinds of process take part:
+the caller starts them and waits; the *judge* (trusted, never runs candidate code) loads the reference, makes every
+input from secret seeds, computes a float64 oracle, owns the clock and gives the verdict; two *workers* run the same
+harness code, one holding the reference `Model`, one the candidate `ModelNew`. The judge writes inputs into shared
+buffers both workers read, times each call with its own clock (the worker synchronises the whole device before it
+answers), and reads outputs back from buffers it owns. Workers are killed at the end: nothing a candidate changes
+reaches the next evaluation. Order: reference first, correctness gate, then timing (llm.c's discipline).
+
+Protects against (the check's name starts `reason`):
+ 1. crashes, hangs, illegal memory accesses, OOM, output floods: `crash`, `timeout`, `cuda_error`, `oom` cost one result.
+ 2. malformed candidates: `syntax`, `no_modelnew`, `signature`, `build` (compiler error, trimmed), `import`.
+ 3. wrong results: 4 input sets from 3 distributions (the task's own, wide scale, edge values: zeros and large
+    magnitudes), tolerance per output calibrated against float64 (`values`, `nonfinite`, `output_shape/dtype/device`).
+ 4. lazy or deferred outputs: the output must be exactly `torch.Tensor` (`lazy_output`), not share storage with an
+    input (`output_storage`), and not change after forward returned (`side_stream` on CUDA, `background_thread`).
+ 5. work the clock does not see: the timed span ends with a device-wide synchronize in the worker, so side streams
+    count; Python threads alive after forward are `background_thread`.
+ 6. caching and phase tricks: every timed call gets fresh input content in reused buffers (same pointers, new
+    values) and its output is checked; an output equal to an earlier call's answer is `output_replay`; correct while
+    checked but wrong while timed, or dependent on `self.training` when the reference is not, is `phase_branch`.
+ 7. harness tampering inside the worker: replaced attributes of torch, torch.nn.functional, torch.Tensor, nn.Module,
+    torch.cuda, time or this module (`monkeypatch`); changed global flags: TF32, cuDNN, matmul precision, threads,
+    default dtype (`backend_flags`). The reference runs in another process, so such changes cannot reach it anyway.
+ 8. input tricks: inputs are written by the judge and compared after every candidate call (`input_mutation`); a size
+    constant of the reference redefined in the candidate module (`shape_globals`) is rejected; the candidate never
+    sees the reference module, the seeds or the expected outputs.
+ 9. L2 reuse: a 2x-L2 buffer is rewritten before every timed call on CUDA, for both sides.
+10. no credit for copying: a candidate whose Model class is the reference's, renamed, is `same_as_reference`; its
+    measured ratio is the noise floor (should be 1.00 +- 0.02).
+
+Does not protect against:
+ 1. native code (C++/CUDA, ctypes) that deliberately rewrites the worker's memory, the CUDA runtime or the harness'
+    frames: it can forge what the worker reports (which checks it passed, when it synchronised). Values and the clock
+    stay in the judge, but a worker whose synchronize was disabled natively can end the clock early.
+ 2. persisting-L2 access-policy windows set by the candidate (the flush evicts normal lines only).
+ 3. integer-only inputs: fresh content per call comes from scaling floats; integer tensors repeat from a pool of two.
+ 4. a candidate that is slow or wrong only on inputs the four distributions never produce.
+ 5. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
+
+Departures from CUDA-L1's released evaluator (flags where they are knobs):
+ 1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), not atol=rtol=1e-2.
+ 2. timing is the judge's clock around a call that ends in a device-wide synchronize, median over paired rounds in
+    random order, with L2 flushed; no variance gate or 3x re-check (the spread is reported instead).
+ 3. every timed call is also a correctness check, with fresh inputs.
+"""
+import argparse
+import ast
+import copy
+import fnmatch
+import hashlib
+import json
+import math
+import multiprocessing as mp
+import os
+import random
+import resource
+import secrets
+import sys
+import tempfile
+import threading
+import time
+import types
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import torch
+import torch.multiprocessing  # noqa: F401  (registers the reductions that share tensors through pipes)
+import torch.utils.cpp_extension  # noqa: F401  (imported before any baseline, so its import is no change)
+
+_perf = time.perf_counter          # captured before any candidate code runs in this process
+_cuda_sync = torch.cuda.synchronize
+
+# ---------------------------------------------------------------------------- tasks
+
+TASKS_DIR = Path(__file__).resolve().parent / "tasks"
+TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
+
+
+class TaskError(ValueError):
+    """A task file (or task selection) that cannot be used."""
+
+
+def find_tasks(spec, tasks_dir=TASKS_DIR):
+    """Task files for 'all', a stem ('relu'), a glob ('level1/*'), a path, or several of these joined by commas."""
+    root = Path(tasks_dir)
+    found = []
+    for part in [s.strip() for s in str(spec).split(",") if s.strip()]:
+        if part.endswith(".py") and Path(part).is_file():
+            found.append(Path(part))
+            continue
+        if not root.is_dir():
+            raise TaskError(f"tasks folder {root} does not exist (give one with --tasks-dir)")
+        files = sorted(f for f in root.rglob("*.py") if not f.name.startswith("_"))
+        names = {f: f.relative_to(root).with_suffix("").as_posix() for f in files}
+        if part == "all":
+            hits = files
+        else:
+            pat = part[:-3] if part.endswith(".py") else part
+            hits = [f for f in files if f.stem == pat or fnmatch.fnmatch(names[f], pat) or fnmatch.fnmatch(f.stem, pat)]
+        if not hits:
+            raise TaskError(f"no task matches {part!r} in {root} (try a file stem, a glob like 'level1/*', or 'all')")
+        found += hits
+    return list(dict.fromkeys(found))  # keep order, drop repeats
+
+
+def task_name(path, tasks_dir=TASKS_DIR):
+    """'level1/relu' for tasks/level1/relu.py; the stem for a file outside the tasks folder."""
+    path = Path(path).resolve()
+    try:
+        return path.relative_to(Path(tasks_dir).resolve()).with_suffix("").as_posix()
+    except ValueError:
+        return path.stem
+
+
+def check_task_source(src, where="task"):
+    """Raise TaskError unless `src` parses and defines Model, get_inputs and get_init_inputs."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError as e:
+        raise TaskError(f"{where}: syntax error on line {e.lineno}: {e.msg}") from None
+    defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    missing = [n for n in TASK_NAMES if n not in defined]
+    if missing:
+        raise TaskError(f"{where}: missing {', '.join(missing)} (a KernelBench-format task defines "
+                        "class Model(nn.Module), get_inputs() and get_init_inputs())")
+    return src
+
+
+def load_task(path):
+    """Source of one task file, checked for the KernelBench shape."""
+    path = Path(path)
+    if not path.is_file():
+        raise TaskError(f"task file {path} does not exist")
+    return check_task_source(path.read_text(), where=str(path))
+
+# ---------------------------------------------------------------------------- result record
+
+STATUSES = ("ok", "compile_error", "runtime_error", "wrong_output", "timeout", "rejected")
+
+
+@dataclass
+class Result:
+    status: str                      # one of STATUSES
+    reason: str = ""                 # human-readable; starts with the check's name when one fired
+    check: str = ""                  # the check that fired ("" when ok)
+    correct: bool = False
+    speedup: float | None = None     # ref_ms / cand_ms (median of paired rounds)
+    ref_ms: float | None = None
+    cand_ms: float | None = None
+    ref_spread: float | None = None  # (p75 - p25) / median of the timed rounds
+    cand_spread: float | None = None
+    same_as_reference: bool = False  # the candidate's model class is the reference's, renamed: no speedup credit
+    max_err: float | None = None     # worst error / tolerance seen on the correctness sets (<= 1 passes)
+    rounds: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self):
+        return asdict(self)
+
+
+class Verdict(Exception):
+    """Raised anywhere in the judge or a worker to end an evaluation with a status."""
+
+    def __init__(self, status, check, reason):
+        super().__init__(f"{status}: {check}: {reason}")
+        self.status, self.check, self.reason = status, check, reason
+
+
+def _short(text, lines=25, width=4000):
+    """The tail of a long message (compiler output, traceback), error lines kept first."""
+    rows = [r for r in str(text).splitlines() if r.strip()]
+    errors = [r for r in rows if "error" in r.lower()][:8]
+    tail = rows[-lines:]
+    keep = errors + ["..."] + tail if errors and len(rows) > lines else tail
+    return "\n".join(keep)[-width:]
+
+
+@dataclass
+class Options:
+    tol: float = 1e-4            # fp32 error floor, relative to the output's RMS; fp16/bf16 floors are LOW_PRECISION_TOL
+    tol_slack: float = 10.0      # tolerance = max(floor, slack x the reference's own error against float64)
+    warmup: int = 3              # untimed (but checked) calls per side before timing
+    min_rounds: int = 10         # paired timed rounds, at least
+    max_rounds: int = 200        # ... and at most
+    time_budget_s: float = 1.0   # stop adding rounds after min_rounds once each side has run this long
+    call_timeout_s: float = 60.0
+    build_timeout_s: float = 900.0
+    flush_l2: bool = True        # rewrite a 2x-L2 buffer before every timed CUDA call
+
+
+LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
+
+# ---------------------------------------------------------------------------- static checks (no process needed)
+
+
+def _top_class(tree, name):
+    return next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+
+
+def _arity(cls, method):
+    """(number of positional parameters after self, takes *args) of cls.method; (0, False) if not defined."""
+    fn = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == method), None)
+    if fn is None:
+        return 0, False
+    a = fn.args
+    return len(a.posonlyargs) + len(a.args) - 1, a.vararg is not None
+
+
+class _Normalise(ast.NodeTransformer):
+    """Rename ModelNew to Model and drop docstrings, so a renamed copy of the reference compares equal."""
+
+    def visit_Name(self, node):
+        if node.id == "ModelNew":
+            node.id = "Model"
+        return node
+
+    def visit_Call(self, node):  # super(ModelNew, self) -> super()
+        if isinstance(node.func, ast.Name) and node.func.id == "super":
+            node.args = []
+        return self.generic_visit(node)
+
+    def generic_visit(self, node):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(
+                getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+        return super().generic_visit(node)
+
+
+def _class_fingerprint(cls):
+    cls = _Normalise().visit(copy.deepcopy(cls))
+    cls.name = "Model"
+    return ast.dump(cls, annotate_fields=False, include_attributes=False)
+
+
+def static_check(ref_src, cand_src):
+    """(failure Result or None, same_as_reference) from parsing alone."""
+    try:
+        tree = ast.parse(cand_src)
+    except SyntaxError as e:
+        return Result("compile_error", f"syntax: line {e.lineno}: {e.msg}: {(e.text or '').strip()}", "syntax"), False
+    cls = _top_class(tree, "ModelNew")
+    assigned = any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "ModelNew" for t in n.targets)
+                   for n in tree.body)
+    if cls is None and not assigned:
+        return Result("compile_error", "no_modelnew: the candidate defines no top-level class ModelNew; define "
+                      "class ModelNew(nn.Module) with the same __init__ and forward signature as Model",
+                      "no_modelnew"), False
+    ref = _top_class(ast.parse(ref_src), "Model")
+    if cls is None or ref is None:
+        return None, False
+    for method in ("__init__", "forward"):
+        (n_ref, var_ref), (n_cand, var_cand) = _arity(ref, method), _arity(cls, method)
+        if n_ref != n_cand and not var_cand and not var_ref:
+            return Result("compile_error", f"signature: ModelNew.{method} takes {n_cand} positional parameters, "
+                          f"Model.{method} takes {n_ref}; keep the reference's signature", "signature"), False
+    return None, _class_fingerprint(cls) == _class_fingerprint(ref)
+
+# ---------------------------------------------------------------------------- worker: runs Model or ModelNew
+
+
+def _exec_module(src, name, path):
+    """Run source as a fresh module of its own (never in another module's namespace)."""
+    mod = types.ModuleType(name)
+    mod.__file__ = str(path)
+    sys.modules[name] = mod  # pickling, dataclasses and torch.compile look modules up by name
+    exec(compile(src, str(path), "exec"), mod.__dict__)
+    return mod
+
+
+def _describe(e):
+    import traceback
+    return _short("".join(traceback.format_exception(type(e), e, e.__traceback__)), lines=12)
+
+
+def _is_const(v):
+    return isinstance(v, (bool, int, float, str)) or (isinstance(v, (tuple, list)) and all(map(_is_const, v)))
+
+
+def _same(a, b):
+    """Bitwise-equal values, NaN equal to NaN."""
+    if a.is_floating_point() or a.is_complex():
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return torch.equal(a, b)
+
+
+def _watched():
+    """name -> (object, whether added attributes count too) for the namespaces a candidate must leave alone."""
+    return {"torch": (torch, False), "torch.nn.functional": (torch.nn.functional, False), "torch._C": (torch._C, False),
+            "torch.cuda": (torch.cuda, False), "time": (time, False), "torch.Tensor": (torch.Tensor, True),
+            "torch.nn.Module": (torch.nn.Module, True), "harness": (sys.modules[__name__], False)}
+
+
+def _attr_ids():
+    return {name: ({k: id(v) for k, v in list(vars(obj).items())}, strict) for name, (obj, strict) in _watched().items()}
+
+
+def _patched(before):
+    now = {name: ids for name, (ids, _) in _attr_ids().items()}
+    bad = []
+    for name, (ids, strict) in before.items():
+        bad += [f"{name}.{k}" for k, v in ids.items() if now[name].get(k) != v]
+        bad += [f"{name}.{k}" for k in now[name].keys() - ids.keys()] if strict else []
+    return bad
+
+
+def _flags():
+    """Global settings that change numerics or speed; a candidate must not touch them."""
+    b = torch.backends
+    getters = {
+        "cuda.matmul.allow_tf32": lambda: b.cuda.matmul.allow_tf32, "cudnn.allow_tf32": lambda: b.cudnn.allow_tf32,
+        "cudnn.benchmark": lambda: b.cudnn.benchmark, "cudnn.deterministic": lambda: b.cudnn.deterministic,
+        "cudnn.enabled": lambda: b.cudnn.enabled, "mkldnn.enabled": lambda: b.mkldnn.enabled,
+        "fp16_reduced_precision": lambda: b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "bf16_reduced_precision": lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "float32_matmul_precision": torch.get_float32_matmul_precision, "num_threads": torch.get_num_threads,
+        "default_dtype": torch.get_default_dtype, "deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
+    }
+    out = {}
+    for k, get in getters.items():
+        try:
+            out[k] = str(get())
+        except (AttributeError, RuntimeError) as e:  # a flag this torch build does not have
+            out[k] = f"n/a ({type(e).__name__})"
+    return out
+
+
+class Worker:
+    """One process's harness: build the model, run it on the judge's buffers, report what it saw.
+
+    The same code serves the reference and the candidate, so both sides pay the same overheads."""
+
+    def __init__(self, device):
+        self.device, self.cuda = device, device.startswith("cuda")
+        self.model = self.out = self.snap = self.flush_buf = None
+        torch.set_grad_enabled(False)
+
+    def build(self, src, ext_dir, env, name="candidate", path=None):
+        """Import the module (this is where load_inline compiles); errors become compile_error."""
+        os.environ.update(env, TORCH_EXTENSIONS_DIR=ext_dir)
+        try:
+            return _exec_module(src, name, path or Path(ext_dir) / f"{name}.py")
+        except RuntimeError as e:
+            if "Error building extension" in str(e) or "ninja" in str(e).lower():
+                raise Verdict("compile_error", "build", _short(e)) from None
+            raise Verdict("compile_error", "import", _describe(e)) from None
+        except Exception as e:
+            raise Verdict("compile_error", "import", _describe(e)) from None
+
+    def prebuild(self, src, ext_dir, env):
+        self.build(src, ext_dir, env)
+
+    def setup(self, src, cls_name, init_args, init_seed, consts, ext_dir, env, logdir):
+        if self.cuda:
+            torch.cuda.set_device(torch.device(self.device))
+            torch.ones(1, device=self.device).sum().item()  # the CUDA context exists before the baselines
+            l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
+            self.flush_buf = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=self.device)
+        (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
+        self.attrs, self.flags0, self.threads0 = _attr_ids(), _flags(), threading.active_count()
+        Path(ext_dir).mkdir(parents=True, exist_ok=True)
+        mod = self.build(src, ext_dir, env, cls_name.lower(), Path(logdir) / f"{cls_name.lower()}.py")
+        for k, v in consts.items():
+            mine = vars(mod).get(k, v)
+            if not (_is_const(mine) and mine == v):
+                raise Verdict("rejected", "shape_globals", f"the candidate module sets {k} = {mine!r}; the reference "
+                              f"has {k} = {v!r}; sizes and hyperparameters must not change")
+        cls = getattr(mod, cls_name, None)
+        if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+            raise Verdict("compile_error", "no_modelnew", f"{cls_name} is not a subclass of torch.nn.Module")
+        torch.manual_seed(init_seed)  # the same seed as the other side: parameters made in the same order match
+        try:
+            self.model = cls(*init_args).to(self.device)
+        except Exception as e:
+            raise Verdict("runtime_error", "exception", f"{cls_name}(*get_init_inputs()) failed: {_describe(e)}") from None
+
+    def buffers(self, stage):
+        self.stage = stage  # two lists of forward arguments; their tensors live in memory shared with the judge
+        self.in_ranges = [(t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
+                          for args in stage for t in args if isinstance(t, torch.Tensor)]
+
+    def outputs(self, recv):
+        self.recv = recv  # tensors shared with the judge, one per output
+
+    def shapes(self, b):
+        out = self.model(*self.stage[b])
+        return [(tuple(o.shape), o.dtype) for o in (out if isinstance(out, (tuple, list)) else [out])]
+
+    def mode(self, train):
+        self.model.train(train)
+
+    def prep(self):
+        if self.cuda and self.flush_buf is not None:
+            self.flush_buf.zero_()  # evict L2 so neither side starts warm
+        _device_sync(self.device)
+
+    def run(self, b, probe=False):
+        """The timed span (the judge's clock): forward, then a device-wide synchronize (side streams count)."""
+        out = self.model(*self.stage[b])
+        if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
+            torch.cuda.current_stream().synchronize()
+            self.snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
+        _device_sync(self.device)
+        self.out = out
+
+    def collect(self, probe=False):
+        """Validate the last output and copy it into the judge's buffers."""
+        outs, self.out = _flatten(self.out), None
+        if len(outs) != len(self.recv):
+            raise Verdict("wrong_output", "output_shape", f"forward returned {len(outs)} outputs, expected {len(self.recv)}")
+        for o, r in zip(outs, self.recv):
+            if type(o) is not torch.Tensor:
+                raise Verdict("rejected", "lazy_output", f"forward returned {type(o).__module__}.{type(o).__name__}; "
+                              "outputs must be plain torch.Tensor with their values computed")
+            for what, got, want in (("output_device", o.device, r.device), ("output_shape", tuple(o.shape), tuple(r.shape)),
+                                    ("output_dtype", o.dtype, r.dtype)):
+                if got != want:
+                    raise Verdict("wrong_output", what, f"output has {what[7:]} {got}, expected {want}")
+            p, n = o.untyped_storage().data_ptr(), o.untyped_storage().nbytes()
+            if any(p < q + m and q < p + n for q, m in self.in_ranges):
+                raise Verdict("rejected", "output_storage", "the output shares storage with an input; return a new tensor")
+            r.copy_(o)
+        _device_sync(self.device)
+        if probe and self.cuda and any(s is not None and not _same(s, o) for s, o in zip(self.snap, outs)):
+            raise Verdict("rejected", "side_stream", "the output was still being written after forward returned and its "
+                          "stream finished: work on another stream is not joined to the current stream")
+        if probe:
+            time.sleep(0.02)
+            _device_sync(self.device)
+            if any(not _same(r, o) for r, o in zip(self.recv, outs)):
+                raise Verdict("rejected", "background_thread", "the output changed after forward returned: work "
+                              "continues in the background")
+        if threading.active_count() > self.threads0:
+            raise Verdict("rejected", "background_thread", f"{threading.active_count() - self.threads0} Python "
+                          "thread(s) started by the candidate are still alive after forward returned")
+
+    def audit(self):
+        bad = _patched(self.attrs)
+        if bad:
+            raise Verdict("rejected", "monkeypatch", f"replaced: {', '.join(sorted(bad)[:8])}")
+        now = _flags()
+        changed = [f"{k}: {self.flags0[k]} -> {now[k]}" for k in now if now[k] != self.flags0[k]]
+        if changed:
+            raise Verdict("rejected", "backend_flags", "global settings changed: " + "; ".join(changed))
+
+
+def _flatten(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _device_sync(device):
+    if device.startswith("cuda"):
+        _cuda_sync()
+
+
+def _worker_main(conn, device, logdir, role):
+    """A worker process: answer the judge's messages until told to stop or until the first failure."""
+    fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+    worker = Worker(device)
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply = ("ok", getattr(worker, msg[0])(*msg[1:]))
+        except Verdict as v:
+            reply = ("fail", v.status, v.check, v.reason)
+        except torch.cuda.OutOfMemoryError as e:
+            reply = ("fail", "runtime_error", "oom", _describe(e))
+        except BaseException as e:  # the candidate's own exceptions, SystemExit included
+            cuda = "CUDA error" in str(e) or "illegal memory access" in str(e)
+            reply = ("fail", "runtime_error", "cuda_error" if cuda else "exception", _describe(e))
+        conn.send(reply)
+        if reply[0] == "fail":
+            return
+
+# ---------------------------------------------------------------------------- judge: inputs, oracle, clock, verdict
+
+
+class _Remote:
+    """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict."""
+
+    def __init__(self, conn, role, timeout):
+        self.conn, self.role, self.timeout = conn, role, timeout
+
+    def send(self, *msg):
+        try:
+            self.conn.send(msg)
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            raise self._fail("runtime_error", "crash", f"the {self.role} process died before '{msg[0]}'") from None
+        self.last = msg[0]
+
+    def reply(self, timeout=None):
+        t = timeout or self.timeout
+        if not self.conn.poll(t):
+            raise self._fail("timeout", "timeout", f"no answer within {t:.0f} s to '{self.last}'")
+        try:
+            ans = self.conn.recv()
+        except (EOFError, ConnectionResetError, OSError):
+            raise self._fail("runtime_error", "crash", f"the {self.role} process died during '{self.last}'") from None
+        if ans[0] != "ok":
+            raise self._fail(*ans[1:])
+        return ans[1]
+
+    def __call__(self, *msg, timeout=None):
+        self.send(*msg)
+        return self.reply(timeout)
+
+    def timed(self, b):
+        """Milliseconds of one call on the judge's clock: the worker answers after a device-wide synchronize."""
+        self("prep")
+        t0 = _perf()
+        self("run", b)
+        return (_perf() - t0) * 1e3
+
+    def _fail(self, status, check, reason):
+        if self.role == "reference":  # never blame the candidate for the reference's failure
+            return Verdict("runtime_error", "reference", f"the reference failed ({status}/{check}): {reason}")
+        return Verdict(status, check, reason)
+
+
+def _make_inputs(mod, device, seed):
+    torch.manual_seed(seed)
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
+
+
+def _vary(xs, kind, gen):
+    """New content, same shapes: 'fresh' (each float x0.95..1.05), 'wide' (x4..x16), 'edge' (5% zeros, 1% x64).
+
+    Factors are positive, so inputs that must stay non-negative do."""
+    out = []
+    for x in xs:
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
+            out.append(x)
+            continue
+        u = torch.rand(x.shape, generator=gen, device=x.device)
+        y = {"fresh": lambda: x * (0.95 + 0.1 * u), "wide": lambda: x * (4 + 12 * u),
+             "edge": lambda: torch.where(u < 0.05, torch.zeros_like(x), torch.where(u > 0.99, x * 64, x))}[kind]()
+        out.append(y.to(x.dtype))
+    return out
+
+
+def _fill(stage, xs):
+    for s, x in zip(stage, xs):
+        if isinstance(s, torch.Tensor):
+            s.copy_(x)
+
+
+def _intact(stage, xs):
+    return all(_same(s, x) for s, x in zip(stage, xs) if isinstance(s, torch.Tensor))
+
+
+def _err(x, o):
+    """Worst |x - o| / (rms(o) + |o|) over the finite entries of o (float64)."""
+    fin = torch.isfinite(o)
+    if not fin.any():
+        return 0.0
+    x, o = x[fin].double(), o[fin].double()
+    rms = o.pow(2).mean().sqrt()
+    return float(((x - o).abs() / (rms + o.abs() + 1e-30)).max())
+
+
+def _mismatch(c, o, tol):
+    """None if c matches o within tol, else (check, description). NaN/Inf must sit where o has them."""
+    if not o.is_floating_point():
+        return None if torch.equal(c, o) else ("values", f"{int((c != o).sum())} of {o.numel()} entries differ")
+    fo, fc = torch.isfinite(o), torch.isfinite(c)
+    if not torch.equal(fo, fc) or not _same(c[~fo], o[~fo]):
+        return ("nonfinite", f"NaN/Inf at {int((fo != fc).sum())} positions where the reference differs")
+    err = _err(c, o)
+    return None if err <= tol else ("values", f"max error {err:.2e} > tolerance {tol:.1e} (relative to RMS + |ref|)")
+
+
+def _oracle(model64, xs):
+    """The reference in float64 (None if the model cannot run in float64)."""
+    if model64 is None:
+        return None
+    prev = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        out = model64(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs])
+        return [o.double() for o in _flatten(out)]
+    except RuntimeError:
+        return None
+    finally:
+        torch.set_default_dtype(prev)
+
+
+def _fingerprint(outs, idx):
+    return [o.flatten()[i].double().clone() for o, i in zip(outs, idx)]
+
+
+def _replays(outs, idx, seen):
+    """Does this output equal (on sampled entries) the expected output of an earlier call?"""
+    now = _fingerprint(outs, idx)
+    return any(all(torch.allclose(a, b, rtol=1e-4, atol=1e-6 * (1 + float(b.abs().mean()))) for a, b in zip(now, fp))
+               for fp in seen)
+
+
+def _spread(xs):
+    q = torch.tensor(xs, dtype=torch.float64).quantile(torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
+    return float((q[2] - q[0]) / q[1]), float(q[1])
+
+
+def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
+    """Run one evaluation (inside the judge process) and return a Result. Raises Verdict on failure."""
+    rng = random.Random(secrets.randbits(64))
+    ref_mod = _exec_module(ref_src, "reference", Path(logdir) / "reference_judge.py")
+    init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
+    consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
+    cand.send("setup", cand_src, "ModelNew", init_args, init_seed, consts, ext_dirs[1], env, logdir)  # builds meanwhile
+    ref("setup", ref_src, "Model", init_args, init_seed, {}, ext_dirs[0], env, logdir)
+    torch.manual_seed(init_seed)
+    try:
+        model64 = ref_mod.Model(*init_args).to(device).double()
+    except RuntimeError:
+        model64 = None
+    gen = torch.Generator(device=device).manual_seed(secrets.randbits(62))
+    pool = [_make_inputs(ref_mod, device, secrets.randbits(62)) for _ in range(2)]
+    checks = [("task", pool[0]), ("task", pool[1]), ("wide", _vary(pool[0], "wide", gen)), ("edge", _vary(pool[1], "edge", gen))]
+    share = (lambda t: t) if device.startswith("cuda") else (lambda t: t.share_memory_())
+    stage = [[share(x.clone()) if isinstance(x, torch.Tensor) else x for x in pool[0]] for _ in range(2)]
+    ref("buffers", stage)
+    spec = ref("shapes", 0)
+    recv = [[share(torch.empty(s, dtype=d, device=device)) for s, d in spec] for _ in range(2)]  # [reference, candidate]
+    ref("outputs", recv[0])
+    cand.reply(o.build_timeout_s)
+    cand("buffers", stage)
+    cand("outputs", recv[1])
+    idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in recv[0]]
+
+    # correctness gate: 4 input sets, 3 distributions, tolerance calibrated against float64
+    tols, seen, worst = [0.0] * len(spec), [], 0.0
+    for i, (kind, xs) in enumerate(checks):
+        _fill(stage[0], xs)
+        ref("run", 0, True), ref("collect", True)
+        if not _intact(stage[0], xs):
+            raise Verdict("runtime_error", "reference", "the reference modifies its own inputs; fix the task")
+        want = _oracle(model64, xs) or [r.double() for r in recv[0]]
+        cand("run", 0, True)
+        if not _intact(stage[0], xs):
+            raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs (input set {i + 1})")
+        cand("collect", True)
+        for j, (r, c, w) in enumerate(zip(recv[0], recv[1], want)):
+            floor = LOW_PRECISION_TOL.get(r.dtype, o.tol)
+            tol = max(floor, o.tol_slack * _err(r, w)) if r.is_floating_point() else 0.0
+            tols[j] = max(tols[j], tol)
+            bad = _mismatch(c.double() if c.is_floating_point() else c, w if c.is_floating_point() else r, tol)
+            if bad and _replays(recv[1], idx, seen):
+                raise Verdict("rejected", "output_replay", f"input set {i + 1} got the answer of an earlier call")
+            if bad:
+                raise Verdict("wrong_output", bad[0], f"{bad[1]} on input set {i + 1} ({kind} distribution)"
+                              + (f", output {j}" if len(spec) > 1 else ""))
+            worst = max(worst, _err(c, w) / tol if tol else 0.0)
+        seen.append(_fingerprint(recv[0], idx))
+    cand("audit")
+
+    # phase probe: in eval mode the candidate must still match where the reference does not care about the mode
+    train_out = [r.clone() for r in recv[0]]
+    ref("mode", False), ref("run", 0, True), ref("collect", False)
+    if all(_mismatch(a, b, t) is None for a, b, t in zip(recv[0], train_out, tols)):
+        cand("mode", False), cand("run", 0, True), cand("collect", False)
+        bad = next((m for m in map(_mismatch, recv[1], train_out, tols) if m), None)
+        if bad:
+            raise Verdict("rejected", "phase_branch", f"output depends on self.training although the reference's does "
+                          f"not: {bad[1]} in eval mode")
+        cand("mode", True)
+    ref("mode", True)
+
+    # warm-up, then paired rounds in random order, each with fresh inputs in reused buffers, each output checked
+    times, k = {"ref": [], "cand": []}, 0
+    while True:
+        timed = k >= o.warmup
+        n = len(times["ref"])
+        if n >= o.max_rounds or (n >= o.min_rounds and min(map(sum, times.values())) >= o.time_budget_s * 1e3):
+            break
+        b = k % 2
+        xs = _vary(pool[rng.randrange(2)], "fresh", gen)
+        _fill(stage[b], xs)
+        for side in rng.sample(["ref", "cand"], 2):
+            ms = (ref if side == "ref" else cand).timed(b)
+            if side == "cand" and not _intact(stage[b], xs):
+                raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs (call {k + 1})")
+            if timed:
+                times[side].append(ms)
+        ref("collect", False), cand("collect", False)
+        for r, c, t in zip(recv[0], recv[1], tols):
+            bad = _mismatch(c, r, 2 * t)
+            if bad and _replays(recv[1], idx, seen):
+                raise Verdict("rejected", "output_replay", f"call {k + 1} returned the answer of an earlier call")
+            if bad:
+                raise Verdict("rejected", "phase_branch", f"correct on the {len(checks)} correctness calls but wrong on "
+                              f"{'timed' if timed else 'warm-up'} call {k + 1} ({bad[1]}): phase-dependent output or a race")
+        seen.append(_fingerprint(recv[0], idx))
+        k += 1
+    cand("audit")
+    (ref_spread, ref_ms), (cand_spread, cand_ms) = _spread(times["ref"]), _spread(times["cand"])
+    return Result("ok", "", "", True, ref_ms / cand_ms, ref_ms, cand_ms, ref_spread, cand_spread, max_err=worst, rounds=len(times["ref"]))
+
+
+def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, ext_dirs, env, logdir):
+    torch.set_grad_enabled(False)
+    o = Options(**opts)
+    ref, cand = _Remote(ref_conn, "reference", o.call_timeout_s), _Remote(cand_conn, "candidate", o.call_timeout_s)
+    try:
+        res = judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir)
+    except Verdict as v:
+        res = Result(v.status, f"{v.check}: {v.reason}", v.check)
+    except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
+        res = Result("runtime_error", f"reference: {_describe(e)}", "reference")
+    for conn in (ref_conn, cand_conn):
+        conn.close()
+    out.send(res.to_dict())
+
+# ---------------------------------------------------------------------------- evaluate: the caller's side
+
+_CTX = None
+ENV_KEYS = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CXX", "CC")
+
+
+def _context():
+    """A forkserver that has imported torch (but never touched CUDA): new processes start in ~0.1 s, not seconds."""
+    global _CTX
+    if _CTX is None:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads of one side must not spin while the other runs
+        _CTX = mp.get_context("forkserver")
+        _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "evaluator"])
+    return _CTX
+
+
+def _build_dir(src, device):
+    """A build folder per source (and torch version, device kind): a repeated candidate is a cache hit."""
+    root = Path(os.environ.get("CUDAL1_BUILD_DIR", Path.home() / ".cache" / "cudal1" / "builds"))
+    key = hashlib.sha256(f"{torch.__version__}|{device.split(':')[0]}|{src}".encode()).hexdigest()[:20]
+    return str(root / key)
+
+
+def _env(**extra):
+    return {**{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
+
+
+def _stop(procs):
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+    for p in procs:
+        p.join(5)
+
+
+def _run_judge(ref_src, cand_src, device, o, logdir):
+    ctx = _context()
+    pipes = {role: ctx.Pipe() for role in ("reference", "candidate")}
+    rx, tx = ctx.Pipe(duplex=False)
+    workers = {role: ctx.Process(target=_worker_main, args=(pipes[role][1], device, logdir, role), name=f"cudal1-{role}")
+               for role in pipes}
+    judge_p = ctx.Process(target=_judge_main, name="cudal1-judge", args=(
+        tx, pipes["reference"][0], pipes["candidate"][0], ref_src, cand_src, device, asdict(o),
+        (_build_dir(ref_src, device), _build_dir(cand_src, device)), _env(), logdir))
+    procs = [*workers.values(), judge_p]
+    for p in procs:
+        p.start()
+    for conn in (tx, *pipes["reference"], *pipes["candidate"]):
+        conn.close()
+    try:
+        if rx.poll(o.build_timeout_s + 100 * o.call_timeout_s):
+            res = Result(**rx.recv())
+        else:
+            res = Result("timeout", "timeout: the evaluation as a whole did not finish", "timeout")
+    except EOFError:
+        res = Result("runtime_error", "harness: the judge process died", "harness")
+    finally:
+        _stop(procs)
+    code = workers["candidate"].exitcode
+    if res.check == "crash" and code is not None and code < 0:
+        res.reason += f" (killed by signal {-code})"
+    return res
+
+
+def evaluate(ref_src, cand_src, device="cpu", **opts):
+    """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
+
+    >>> r = evaluate(open("tasks/cpu/relu.py").read(), relu_candidate_src, device="cpu")
+    >>> r.status, r.correct, round(r.speedup, 2)      # e.g. ('ok', True, 1.31)
+    >>> evaluate(ref, "print(1)").reason               # 'no_modelnew: the candidate defines no top-level class ...'
+    """
+    t0 = time.time()
+    o = Options(**opts)
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError("device 'cuda' asked for, but torch sees no CUDA GPU (no GPU, or a CPU-only torch build)")
+    fail, same = static_check(ref_src, cand_src)
+    if fail is None:
+        logdir = tempfile.mkdtemp(prefix="cudal1-eval-")
+        try:
+            fail = res = _run_judge(ref_src, cand_src, device, o, logdir)
+            if res.status in ("runtime_error", "timeout") and res.check != "reference":
+                tail = _short(Path(logdir, "candidate.log").read_text(errors="replace"), lines=6, width=800)
+                res.reason += f"\ncandidate output (tail):\n{tail}" if tail else ""
+        finally:
+            import shutil
+            shutil.rmtree(logdir, ignore_errors=True)
+    fail.same_as_reference = same
+    if same and fail.status == "ok":
+        fail.reason = "same_as_reference: the model class is the reference's renamed; no speedup credit"
+    fail.seconds = round(time.time() - t0, 3)
+    return fail
+
+
+def _uses_extension(src):
+    return "cpp_extension" in src or "load_inline" in src
+
+
+def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True):
+    """Compile candidates in parallel processes (a build folder each); {src: Result for a failed build}."""
+    srcs = list(dict.fromkeys(s for s in srcs if _uses_extension(s)))
+    if not srcs:
+        return {}
+    jobs = jobs or max(1, (os.cpu_count() or 2) // 2)
+    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, (os.cpu_count() or 2) // jobs))))
+    ctx, failed, running, todo = _context(), {}, [], list(srcs)
+    logdir = tempfile.mkdtemp(prefix="cudal1-build-")
+    bar = _bar(len(srcs), "build", progress)
+    while todo or running:
+        while todo and len(running) < jobs:
+            src = todo.pop()
+            here, there = ctx.Pipe()
+            p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}"), name="cudal1-build")
+            p.start()
+            there.close()
+            here.send(("prebuild", src, _build_dir(src, device), env))
+            running.append((src, p, here, time.time()))
+        for item in list(running):
+            src, p, conn, t0 = item
+            done = conn.poll(0.05)
+            if done or time.time() - t0 > timeout or not p.is_alive():
+                try:
+                    ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build took over {timeout:.0f} s")
+                except EOFError:
+                    ans = ("fail", "runtime_error", "crash", "the build process died")
+                if ans[0] == "fail":
+                    failed[src] = Result(ans[1], f"{ans[2]}: {ans[3]}", ans[2])
+                conn.close()
+                _stop([p])
+                running.remove(item)
+                bar.update(1)
+    bar.close()
+    return failed
+
+
+def _bar(total, desc, on):
+    try:
+        from tqdm import tqdm
+        return tqdm(total=total, desc=desc, disable=not on, leave=False)
+    except ImportError:  # tqdm is in requirements.txt; degrade quietly without it
+        return types.SimpleNamespace(update=lambda n: None, close=lambda: None)
+
+
+def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, **opts):
+    """Evaluate (ref_src, cand_src) pairs: builds in parallel first, then one evaluation at a time (clean timing)."""
+    o = Options(**opts)
+    failed = build_all([c for r, c in pairs if static_check(r, c)[0] is None], device, jobs, o.build_timeout_s, progress)
+    results, bar = [], _bar(len(pairs), "evaluate", progress)
+    for ref_src, cand_src in pairs:
+        res = copy.copy(failed[cand_src]) if cand_src in failed else evaluate(ref_src, cand_src, device, **opts)
+        results.append(res)
+        bar.update(1)
+    bar.close()
+    return results
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def _summary(r):
+    if r.status != "ok":
+        return f"{r.status}: {r.reason}"
+    flag = "  [same_as_reference: no speedup credit]" if r.same_as_reference else ""
+    return (f"ok: speedup {r.speedup:.3f}x  (reference {r.ref_ms:.4f} ms +-{100 * r.ref_spread:.1f}%, candidate "
+            f"{r.cand_ms:.4f} ms +-{100 * r.cand_spread:.1f}%, {r.rounds} paired rounds, {r.seconds:.1f} s){flag}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="Evaluate one candidate (defines ModelNew) against a KernelBench-format "
+                                "reference (defines Model, get_inputs, get_init_inputs).")
+    p.add_argument("reference", help="task file, e.g. tasks/cpu/relu.py")
+    p.add_argument("candidate", help="candidate file defining class ModelNew")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
+    for f in fields(Options):
+        kind = {"type": type(f.default)} if type(f.default) is not bool else {"action": argparse.BooleanOptionalAction}
+        p.add_argument("--" + f.name.replace("_", "-"), default=f.default, **kind)
+    a = p.parse_args(argv)
+    try:
+        ref_src, cand_src = load_task(a.reference), Path(a.candidate).read_text()
+    except (TaskError, OSError) as e:
+        p.error(str(e))
+    opts = {f.name: getattr(a, f.name) for f in fields(Options)}
+    try:
+        res = evaluate(ref_src, cand_src, a.device, **opts)
+    except RuntimeError as e:
+        p.error(str(e))
+    print(_summary(res))
+    if a.json:
+        print(json.dumps(res.to_dict()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
