@@ -1,0 +1,95 @@
+"""Evaluator contracts: static checks, the CLI, the Python API, batches. The hack corpus is in test_corpus.py."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import evaluator as E
+
+ROOT = Path(__file__).resolve().parent.parent
+RELU = (ROOT / "tasks/cpu/relu.py").read_text()
+FAST = dict(time_budget_s=0.05, min_rounds=5, max_rounds=20, warmup=1)
+
+HONEST = """
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.clamp_min(0.0)
+"""
+
+SAME = RELU.replace("class Model(", "class ModelNew(").replace('"""ReLU', '"""Copied: ReLU')
+
+
+def test_static_syntax_error_names_the_line():
+    res, _ = E.static_check(RELU, "import torch\nclass ModelNew(:\n    pass\n")
+    assert res.status == "compile_error" and res.check == "syntax" and "line 2" in res.reason
+
+
+def test_static_missing_modelnew_tells_what_to_define():
+    res, _ = E.static_check(RELU, "import torch\nclass Model(torch.nn.Module):\n    pass\n")
+    assert res.check == "no_modelnew" and "class ModelNew(nn.Module)" in res.reason
+
+
+def test_static_signature_mismatch():
+    cand = HONEST.replace("def forward(self, x):", "def forward(self, x, y):")
+    res, _ = E.static_check(RELU, cand)
+    assert res.status == "compile_error" and res.check == "signature" and "forward" in res.reason
+
+
+def test_static_same_as_reference_ignores_docstrings_and_super_form():
+    assert E.static_check(RELU, SAME) == (None, True)
+    assert E.static_check(RELU, SAME.replace("super().__init__()", "super(ModelNew, self).__init__()")) == (None, True)
+    assert E.static_check(RELU, HONEST) == (None, False)
+
+
+def test_evaluate_honest_and_identical():
+    ok = E.evaluate(RELU, HONEST, "cpu", **FAST)
+    assert ok.status == "ok" and ok.correct and not ok.same_as_reference, ok.reason
+    assert ok.speedup > 0 and ok.ref_ms > 0 and ok.cand_ms > 0 and ok.rounds >= 5
+    assert 0 <= ok.max_err <= 1
+    same = E.evaluate(RELU, SAME, "cpu", **FAST)
+    assert same.status == "ok" and same.same_as_reference and same.reason.startswith("same_as_reference")
+
+
+def test_evaluate_many_mixes_static_failures_and_runs():
+    res = E.evaluate_many([(RELU, "x = 1"), (RELU, HONEST)], "cpu", progress=False, **FAST)
+    assert [r.status for r in res] == ["compile_error", "ok"]
+    assert res[0].check == "no_modelnew"
+
+
+def test_cli_json_contract(tmp_path):
+    cand = tmp_path / "cand.py"
+    cand.write_text(HONEST.replace("x.clamp_min(0.0)", "x.clamp_min(0.0) + 1.0"))  # wrong on purpose
+    out = subprocess.run([sys.executable, str(ROOT / "evaluator.py"), str(ROOT / "tasks/cpu/relu.py"), str(cand),
+                          "--device", "cpu", "--json", "--time-budget-s", "0.05", "--max-rounds", "10"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr  # an evaluation ran: exit 0 whatever the verdict
+    rec = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {"status", "reason", "correct", "speedup", "ref_ms", "cand_ms"} <= rec.keys()
+    assert rec["status"] == "wrong_output" and rec["reason"].startswith("values") and rec["correct"] is False
+    assert rec["speedup"] is None
+
+
+def test_cli_usage_errors_exit_nonzero(tmp_path):
+    bad_task = tmp_path / "task.py"
+    bad_task.write_text("def get_inputs():\n    return []\n")
+    cand = tmp_path / "cand.py"
+    cand.write_text(HONEST)
+    for args in ([str(bad_task), str(cand)], [str(ROOT / "tasks/cpu/relu.py"), str(tmp_path / "missing.py")]):
+        out = subprocess.run([sys.executable, str(ROOT / "evaluator.py"), *args], capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 2
+    assert "Model" in out.stderr or "missing" in out.stderr
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_identical_code_ratio_near_one():
+    res = E.evaluate(RELU, SAME, "cuda")
+    assert res.status == "ok" and 0.9 < res.speedup < 1.1
