@@ -1,0 +1,554 @@
+"""rl.py: CUDA-L1's contrastive RL loop: prompt with scored variants, sample G rewrites, time them, GRPO-update.
+
+What it does, each step
+    pick tasks -> contrastive prompts (reference + 2 scored variants from the run's exemplar database) -> G sampled
+    completions per prompt -> ONE evaluator call for all of them -> speedup rewards (normalised, clipped) -> group
+    advantages -> GRPO update (mu AdamW steps over grad_accum micro-batches) -> correct codes into the database ->
+    one log line -> checkpoint. The run folder (--out) gets config.json, log.jsonl, exemplars.jsonl, ckpt.pt,
+    best/<task>.py (best kernel per task) and progress.png (when matplotlib is installed).
+
+How to run
+    python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 --max-new-tokens 32  # CPU smoke
+    python rl.py --task all --steps 200          # GPU + network: Qwen2.5-Coder-1.5B-Instruct on every task
+    python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
+    python rl.py --help                          # every flag, its default and its one-line meaning
+    Booleans are --flag / --no-flag. Any rollout replays: the group of (step, task) is sampled after
+    torch.manual_seed(seed_for(seed, step, task)); sample g is row g of that batch.
+
+Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whose default is the paper's setting
+    1. Stage 3 (contrastive RL) only, starting from an instruction-tuned model: no SFT / self-supervised stages here,
+       and a far smaller default model (Qwen2.5-Coder-1.5B-Instruct) than the paper's.
+    2. Group size, tasks per step, beta, eps, lr, mu, grad_accum are not published: the defaults below are ours.
+    3. Each task's reference seeds its database at score 1.0, so even step 1 prompts are contrastive.
+    4. Rewards are normalised over the whole step (all tasks' samples together), then clipped (k = 1.5), then
+       normalised again within each group as GRPO advantages.
+    5. Sampling uses temperature/top_p only (the model's own top_k / repetition penalty are switched off) and the
+       loss scores tokens under the same temperature, so ratios compare the distribution that was sampled.
+    6. Weights stay fp32 with bf16 autocast on CUDA: AdamW steps of lr 1e-6 vanish when added to bf16 weights.
+    7. --device cpu runs the whole loop without a GPU: CPU tasks, C++/PyTorch candidates timed by wall clock.
+    8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights).
+"""
+import argparse
+import copy
+import inspect
+import json
+import os
+import random
+import re
+import sys
+import time
+import zlib
+from collections import Counter
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+import evaluator
+from cudal1 import ExemplarDB, compute_rewards, group_advantages, grpo_loss, sample_exemplars
+from prompts import build_prompt, extract_code, render
+
+# ---------------------------------------------------------------------------- config
+
+
+@dataclass
+class Config:
+    task: str = "all"                 # tasks: 'all', a stem, a glob ('level1/*'), a path, or a comma list of these
+    tasks_dir: str = str(evaluator.TASKS_DIR)  # folder of KernelBench-format task files (a KernelBench level works)
+    steps: int = 200                  # RL steps to run (a resumed run stops at this step too)
+    device: str = "auto"              # auto|cpu|cuda: where the policy runs and the candidates are timed
+    model: str = ""                   # hub id, local folder, .gguf file or 'tiny'; '' = hub coder model on GPU, else tiny
+    out: str = ""                     # run folder; '' = runs/<date>-<time>
+    resume: bool = False              # continue the run in --out from its checkpoint
+    seed: int = 0                     # every draw (tasks, exemplars, samples) derives from (seed, step, task)
+    tasks_per_step: int = 4           # B: prompts per step (capped at the number of tasks)
+    group_size: int = 8               # G: samples per prompt, the GRPO group
+    temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
+    top_p: float = 1.0                # nucleus sampling mass (1 = off)
+    max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
+    contrastive: bool = True          # show scored earlier variants in the prompt (off = plain prompt)
+    n_exemplars: int = 2              # N: variants shown per prompt
+    bucket_width: float = 0.5         # score bucket width for exemplar sampling
+    tau: float = 1.0                  # softmax temperature over bucket mean scores
+    exemplar_mode: str = "contrastive"  # contrastive|random|best: how variants are drawn from the database
+    fail_reward: float = 0.0          # reward of a failed candidate (compile/runtime error, wrong, timeout, rejected)
+    log_speedup: bool = False         # reward log(speedup) instead of speedup
+    round_to_one: float = 0.0         # speedups within this of 1.0 count as exactly 1.0
+    reward_normalize: bool = True     # (r - mean) / std over the step's rewards
+    reward_clip: float = 1.5          # clip rewards to [-k, k] (0 = no clip)
+    std_normalize: bool = True        # divide group advantages by the group std (off = Dr. GRPO)
+    loss_variant: str = "grpo"        # grpo|dapo|drgrpo: how per-token losses are averaged
+    lr: float = 1e-6                  # AdamW learning rate
+    weight_decay: float = 0.0         # AdamW weight decay
+    beta: float = 0.0                 # KL penalty to the initial policy (0 = no reference model loaded)
+    eps_low: float = 0.2              # ratio clip below: 1 - eps_low
+    eps_high: float = 0.2             # ratio clip above: 1 + eps_high (> eps_low = DAPO clip-higher)
+    mu: int = 1                       # optimizer steps per batch of rollouts (PPO inner iterations)
+    grad_accum: int = 8               # micro-batches per optimizer step (memory, not maths)
+    max_grad_norm: float = 1.0        # clip the gradient norm (0 = off)
+    eval_timeout: float = 60.0        # seconds one call of a candidate may take before it is a timeout
+    eval_build_timeout: float = 900.0  # seconds a candidate's C++/CUDA build may take
+    eval_time_budget: float = 1.0     # seconds of timed calls per side, after the evaluator's minimum rounds
+    eval_jobs: int = 0                # parallel candidate builds (0 = the evaluator's choice)
+    ckpt_every: int = 10              # checkpoint every this many steps (and at the end)
+
+
+CHOICES = {"device": ("auto", "cpu", "cuda"), "loss_variant": ("grpo", "dapo", "drgrpo"),
+           "exemplar_mode": ("contrastive", "random", "best")}
+DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+
+
+class ConfigError(ValueError):
+    """A config value of the wrong type or out of range."""
+
+
+def check_config(cfg):
+    """Raise ConfigError unless every field has its declared type and a legal value."""
+    for f in fields(Config):
+        v = getattr(cfg, f.name)
+        ok = isinstance(v, f.type) and not (f.type is int and isinstance(v, bool))
+        if not ok and not (f.type is float and isinstance(v, int) and not isinstance(v, bool)):
+            raise ConfigError(f"{f.name} must be {f.type.__name__}, got {v!r}")
+        if f.name in CHOICES and v not in CHOICES[f.name]:
+            raise ConfigError(f"{f.name} must be one of {'|'.join(CHOICES[f.name])}, got {v!r}")
+    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "grad_accum"):
+        if getattr(cfg, name) < 1:
+            raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
+    if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
+        raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
+    return cfg
+
+
+def field_comments():
+    """{field: its one-line comment} read from the Config source, so --help shows the same words."""
+    return dict(re.findall(r"^    (\w+): [^#\n]*#\s*(.*)$", inspect.getsource(Config), re.M))
+
+
+def parse_config(argv=None):
+    """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given."""
+    p = argparse.ArgumentParser(description="CUDA-L1 contrastive RL", allow_abbrev=False,
+                                argument_default=argparse.SUPPRESS)
+    comments, defaults = field_comments(), Config()
+    for f in fields(Config):
+        kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)
+        p.add_argument("--" + f.name.replace("_", "-"), choices=CHOICES.get(f.name),
+                       help=f"{comments.get(f.name, '')} (default: {getattr(defaults, f.name)!r})", **kw)
+    given = vars(p.parse_args(argv))
+    try:
+        if given.get("resume"):
+            if not given.get("out"):
+                p.error("--resume needs --out DIR, the run folder to continue")
+            return check_config(replace(load_config(Path(given["out"]) / "config.json"), **given))
+        return check_config(Config(**given))
+    except ConfigError as e:
+        p.error(str(e))
+
+
+def load_config(path):
+    """The Config saved in a run's config.json (ConfigError if missing, unknown or mistyped fields)."""
+    if not Path(path).is_file():
+        raise ConfigError(f"{path} does not exist: nothing to resume")
+    saved = json.loads(Path(path).read_text())
+    unknown = set(saved) - {f.name for f in fields(Config)}
+    if unknown:
+        raise ConfigError(f"{path}: unknown config fields {sorted(unknown)}")
+    return check_config(Config(**saved))
+
+
+def resolve_config(cfg):
+    """Fill the automatic fields (device, out, model) so that config.json holds the values actually used."""
+    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
+    cfg = replace(cfg, device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
+    if cfg.model:
+        return cfg
+    if device == "cpu":
+        return fallback_to_tiny(cfg, "no GPU")
+    return replace(cfg, model=DEFAULT_MODEL)
+
+
+def fallback_to_tiny(cfg, why):
+    """Say in one line why the default model is not used, and run tiny on the CPU tasks instead."""
+    task = "cpu/*" if cfg.task == "all" else cfg.task
+    print(f"cudal1: {why}: falling back to --model tiny (a random model; a trained demo policy will replace it) "
+          f"on --task {task} with --device cpu")
+    return replace(cfg, model="tiny", device="cpu", task=task)
+
+
+def save_json(path, obj):
+    """Write JSON atomically (tmp file + os.replace)."""
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2) + "\n")
+    os.replace(tmp, path)
+
+# ---------------------------------------------------------------------------- tasks
+
+
+def load_tasks(cfg):
+    """[(name, reference source)] of the selected tasks (evaluator.TaskError when none match)."""
+    paths = evaluator.find_tasks(cfg.task, cfg.tasks_dir)
+    return [(evaluator.task_name(p, cfg.tasks_dir), evaluator.load_task(p)) for p in paths]
+
+# ---------------------------------------------------------------------------- policy
+
+
+class PolicyError(RuntimeError):
+    """A model that cannot be loaded."""
+
+
+def tiny_policy(seed):
+    """A random ~330K-parameter Llama and a byte-level tokenizer, built offline (for tests and the CPU fallback)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}  # one token per byte
+    raw = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    raw.decoder = decoders.ByteLevel()
+    tok = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|endoftext|>", pad_token="<|pad|>")
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32768,
+                         tie_word_embeddings=True, bos_token_id=None, eos_token_id=tok.eos_token_id,
+                         pad_token_id=tok.pad_token_id)
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(config), tok
+
+
+def load_policy(cfg):
+    """(model, tokenizer) for --model: 'tiny', a .gguf file, a local folder or a hub id; PolicyError if it won't load.
+
+    Weights are fp32 (bf16 compute comes from autocast on CUDA); the tokenizer pads on the left for generation.
+    """
+    if cfg.model == "tiny":
+        model, tok = tiny_policy(cfg.seed)
+    else:
+        from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: evaluator workers re-import rl.py
+        path = Path(cfg.model)
+        gguf = dict(gguf_file=path.name) if path.suffix == ".gguf" else {}
+        where = str(path.parent) if gguf else cfg.model
+        if gguf and not path.is_file():
+            raise PolicyError(f"model file {path} does not exist")
+        try:
+            tok = AutoTokenizer.from_pretrained(where, **gguf)
+            model = AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **gguf)
+        except (OSError, ValueError, ImportError) as e:
+            why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise PolicyError(f"cannot load model {cfg.model!r}: {why}\n  Offline or no such model? Use --model "
+                              "tiny (random, offline) or --model PATH (a local folder or a .gguf file).") from None
+    tok.padding_side = "left"
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    return model.to(cfg.device).eval(), tok
+
+
+def autocast(cfg):
+    """bf16 compute on CUDA (fp32 weights); plain fp32 on CPU."""
+    return torch.autocast("cuda", dtype=torch.bfloat16) if cfg.device == "cuda" else nullcontext()
+
+# ---------------------------------------------------------------------------- loop: pick tasks, build prompts
+
+
+def seed_for(cfg, step, task):
+    """A 32-bit seed from (seed, step, task name): draws do not depend on what ran before, so runs replay."""
+    return int(np.random.SeedSequence([cfg.seed, step, zlib.crc32(task.encode())]).generate_state(1)[0])
+
+
+def pick_tasks(cfg, tasks, step):
+    """The step's B tasks, drawn without replacement from (seed, step) alone."""
+    rng = np.random.default_rng([cfg.seed, step])
+    return [tasks[i] for i in rng.choice(len(tasks), size=min(cfg.tasks_per_step, len(tasks)), replace=False)]
+
+
+def build_prompts(cfg, db, batch, step, tok):
+    """One rendered prompt per task: reference + n_exemplars variants drawn from the database (or plain)."""
+    prompts = []
+    for name, ref in batch:
+        rng = np.random.default_rng(seed_for(cfg, step, name))
+        shown = sample_exemplars(db.entries(name), cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
+                                 mode=cfg.exemplar_mode, rng=rng) if cfg.contrastive else ()
+        prompts.append(render(build_prompt(ref, shown, device=cfg.device, contrastive=cfg.contrastive), tok))
+    return prompts
+
+# ---------------------------------------------------------------------------- loop: generate G
+
+
+def eos_ids(model, tok):
+    ids = model.generation_config.eos_token_id
+    ids = ids if isinstance(ids, list) else [ids if ids is not None else tok.eos_token_id]
+    return torch.tensor(ids)
+
+
+# unset fields would be filled from the model's generation_config (e.g. Qwen's top_k=20, repetition_penalty=1.05),
+# which would sample from a distribution the loss does not score: switch them off explicitly
+PURE_SAMPLING = dict(top_k=0, min_p=0.0, typical_p=1.0, repetition_penalty=1.0, no_repeat_ngram_size=0)
+
+
+@torch.no_grad()
+def generate(cfg, model, tok, prompt, seed):
+    """G samples of one prompt (KV-cached): prompt ids (P,), completion ids (G, T), mask (G, T), texts."""
+    from transformers import GenerationConfig
+    enc = tok(prompt, return_tensors="pt", add_special_tokens=False).to(cfg.device)
+    eos = eos_ids(model, tok)
+    gen = GenerationConfig(do_sample=True, temperature=cfg.temperature, top_p=cfg.top_p,
+                           max_new_tokens=cfg.max_new_tokens, num_return_sequences=cfg.group_size,
+                           eos_token_id=eos.tolist(), pad_token_id=tok.pad_token_id, **PURE_SAMPLING)
+    torch.manual_seed(seed)
+    with autocast(cfg):
+        out = model.generate(**enc, generation_config=gen).cpu()  # (G, P + T)
+    P = enc["input_ids"].shape[1]
+    ids = out[:, P:]                                              # (G, T)
+    ended = torch.isin(ids, eos).long()                          # (G, T)
+    mask = (ended.cumsum(1) - ended) == 0                         # (G, T): tokens up to and including the first eos
+    texts = [tok.decode(row[:m.sum()], skip_special_tokens=True) for row, m in zip(ids, mask)]
+    return dict(prompt=enc["input_ids"][0].cpu(), ids=ids, mask=mask, texts=texts)
+
+
+def generate_all(cfg, model, tok, batch, prompts, step):
+    """generate() for each task of the batch, each seeded from (seed, step, task)."""
+    return [generate(cfg, model, tok, p, seed_for(cfg, step, name))
+            for (name, _), p in tqdm(list(zip(batch, prompts)), desc=f"step {step} generate", leave=False)]
+
+# ---------------------------------------------------------------------------- loop: evaluate, reward, advantages
+
+
+def evaluate_all(cfg, batch, codes):
+    """Every candidate of the step against its task's reference, in ONE evaluator call; results in (B*G) order."""
+    pairs = [(ref, code or "") for (_, ref), group in zip(batch, codes) for code in group]
+    return evaluator.evaluate_many(pairs, device=cfg.device, jobs=cfg.eval_jobs or None, progress=True,
+                                   call_timeout_s=cfg.eval_timeout, build_timeout_s=cfg.eval_build_timeout,
+                                   time_budget_s=cfg.eval_time_budget)
+
+
+def shaped_rewards(cfg, results):
+    """(raw rewards, training rewards) of the step: speedup or fail_reward; then normalised and clipped (N,)."""
+    kw = dict(fail_reward=cfg.fail_reward, log_speedup=cfg.log_speedup, round_to_one=cfg.round_to_one)
+    raw = compute_rewards(results, normalize=False, clip=None, **kw)
+    return raw, compute_rewards(results, normalize=cfg.reward_normalize, clip=cfg.reward_clip, **kw)
+
+# ---------------------------------------------------------------------------- loop: loss and update
+
+
+def token_logps(cfg, model, samples):
+    """Log-probs (m, T) of each sample's completion under `model` at the sampling temperature, and the mask (m, T).
+
+    Samples are (prompt (P_i,), completion (T_i,), mask (T_i,)); prompts are left-padded to one length, positions
+    counted over real tokens only, so the numbers match what generate() saw.
+    """
+    P = max(len(p) for p, _, _ in samples)
+    T = max(int(k.sum()) for _, _, k in samples)
+    ids = torch.zeros(len(samples), P + T, dtype=torch.long)     # (m, P + T)
+    attn = torch.zeros(len(samples), P + T, dtype=torch.long)    # (m, P + T)
+    mask = torch.zeros(len(samples), T, dtype=torch.bool)        # (m, T)
+    for i, (p, c, k) in enumerate(samples):
+        n = int(k.sum())
+        ids[i, P - len(p):P], ids[i, P:P + n] = p, c[:n]
+        attn[i, P - len(p):P + n], mask[i, :n] = 1, True
+    pos = (attn.cumsum(1) - 1).clamp(min=0)                      # (m, P + T)
+    dev = cfg.device
+    with autocast(cfg):
+        logits = model(input_ids=ids.to(dev), attention_mask=attn.to(dev), position_ids=pos.to(dev),
+                       logits_to_keep=T + 1).logits[:, :-1]      # (m, T, V): position P-1+t predicts token t
+    logp = torch.log_softmax(logits.float() / cfg.temperature, dim=-1)
+    return logp.gather(-1, ids[:, P:].to(dev).unsqueeze(-1)).squeeze(-1), mask.to(dev)  # (m, T), (m, T)
+
+
+def update(cfg, model, ref_model, opt, rollouts, adv):
+    """GRPO: old (and reference) log-probs once, no grad; then mu AdamW steps, each over grad_accum micro-batches."""
+    samples = [(r["prompt"], c, k) for r in rollouts for c, k in zip(r["ids"], r["mask"])]  # N = B * G
+    chunks = [c.tolist() for c in np.array_split(np.arange(len(samples)), min(cfg.grad_accum, len(samples)))]
+    total_tokens = sum(int(k.sum()) for _, _, k in samples)
+    adv = adv.to(cfg.device)
+    with torch.no_grad():
+        old = [token_logps(cfg, model, [samples[i] for i in c])[0] for c in chunks]
+        ref = [token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in chunks]
+    stats = Counter()
+    for _ in range(cfg.mu):
+        opt.zero_grad(set_to_none=True)
+        for c, old_lp, ref_lp in zip(chunks, old, ref):
+            logp, mask = token_logps(cfg, model, [samples[i] for i in c])
+            loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
+                                 eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
+                                 max_tokens=cfg.max_new_tokens)
+            # weight each micro-batch by its share, so the sum equals the loss of the whole batch
+            share = int(mask.sum()) / total_tokens if cfg.loss_variant == "dapo" else len(c) / len(samples)
+            (loss * share).backward()
+            stats.update({"loss": loss.item() * share, **{k: v * share / cfg.mu for k, v in st.items()}})
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm or float("inf"))
+        stats["grad_norm"] += float(norm) / cfg.mu
+        opt.step()
+    stats["loss"] /= cfg.mu
+    return dict(stats, updated=True)
+
+
+NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None, updated=False)
+
+# ---------------------------------------------------------------------------- loop: log and checkpoint
+
+
+def record_winners(cfg, db, best, batch, codes, results, step):
+    """Correct, non-reference candidates into the database (score = speedup); new per-task bests to OUT/best/."""
+    flat = [(name, code) for (name, _), group in zip(batch, codes) for code in group]
+    for (name, code), r in zip(flat, results):
+        if r.status != "ok" or r.same_as_reference or r.speedup is None:
+            continue
+        db.add(name, code, r.speedup, step=step, meta={"ref_ms": r.ref_ms, "cand_ms": r.cand_ms})
+        if r.speedup > best.get(name, (0.0,))[0]:
+            best[name] = (r.speedup, code, step)
+            write_best(cfg, name, *best[name])
+
+
+def write_best(cfg, name, speedup, code, step):
+    path = Path(cfg.out) / "best" / (name.replace("/", "__") + ".py")
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f"# cudal1 best for task {name}: speedup {speedup:.3f}x, status ok, found at step {step}\n{code}\n")
+
+
+def log_step(cfg, step, batch, raw, results, best, stats, times):
+    """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record."""
+    n_ok = sum(r.status == "ok" for r in results) if results else int((raw > 0).sum())
+    rec = dict(step=step, tasks=[name for name, _ in batch], mean_reward=float(raw.mean()),
+               max_reward=float(raw.max()), pass_rate=n_ok / len(raw),
+               best_speedup={name: b[0] for name, b in sorted(best.items())},
+               status=dict(Counter(r.status for r in results)), **stats, **times)
+    with open(Path(cfg.out) / "log.jsonl", "a") as f:
+        f.write(json.dumps(rec) + "\n")
+    top = f"{max(rec['best_speedup'].values()):.2f}x" if best else "-"
+    print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%} | best {top} | "
+          f"{times['step_s']:.1f} s/step", flush=True)
+    return rec
+
+
+def save_plot(cfg):
+    """OUT/progress.png: reward, pass rate and best speedup per step (skipped without matplotlib)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    recs = read_jsonl(Path(cfg.out) / "log.jsonl")
+    steps = [r["step"] for r in recs]
+    curves = {"mean reward": [r["mean_reward"] for r in recs], "pass rate": [r["pass_rate"] for r in recs],
+              "best speedup": [max(r["best_speedup"].values(), default=float("nan")) for r in recs]}
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.5))
+    for ax, (title, ys) in zip(axes, curves.items()):
+        ax.plot(steps, ys)
+        ax.set_title(title)
+        ax.set_xlabel("step")
+    fig.tight_layout()
+    fig.savefig(Path(cfg.out) / "progress.png")
+    plt.close(fig)
+
+
+def save_checkpoint(cfg, model, opt, step):
+    """OUT/ckpt.pt: weights, optimizer, RNG states, step; written to a tmp file then renamed (never half-written)."""
+    state = dict(step=step, model=model.state_dict(), optim=opt.state_dict(),
+                 rng=dict(torch=torch.get_rng_state(), numpy=np.random.get_state(), python=random.getstate(),
+                          cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
+    path = Path(cfg.out) / "ckpt.pt"
+    torch.save(state, str(path) + ".tmp")
+    os.replace(str(path) + ".tmp", path)
+    save_plot(cfg)
+
+
+def read_jsonl(path):
+    """Records of a JSONL file; a torn last line (crash mid-write) is dropped."""
+    recs = []
+    for line in Path(path).read_text().splitlines() if Path(path).exists() else []:
+        try:
+            recs.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return recs
+
+
+def restore(cfg, model, opt):
+    """Load OUT/ckpt.pt if there is one, cut log and database back to its step (a crash may have run past it)."""
+    out, step = Path(cfg.out), 0
+    if (out / "ckpt.pt").exists():
+        state = torch.load(out / "ckpt.pt", map_location=cfg.device, weights_only=False)  # our own file
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optim"])
+        torch.set_rng_state(state["rng"]["torch"])
+        np.random.set_state(state["rng"]["numpy"])
+        random.setstate(state["rng"]["python"])
+        if state["rng"]["cuda"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+        step = state["step"]
+    for name in ("log.jsonl", "exemplars.jsonl"):
+        kept = [r for r in read_jsonl(out / name) if r["step"] <= step]
+        (out / name).write_text("".join(json.dumps(r) + "\n" for r in kept))
+    return step
+
+# ---------------------------------------------------------------------------- run
+
+
+def run(cfg, reward_fn=None):
+    """The whole job. reward_fn(task, completions) -> rewards replaces evaluation (toy-reward tests only)."""
+    auto_model, cfg = not cfg.model, resolve_config(check_config(cfg))
+    try:
+        model, tok = load_policy(cfg)
+    except PolicyError as e:
+        if not auto_model:
+            raise
+        cfg = fallback_to_tiny(cfg, f"cannot use {cfg.model} ({str(e).splitlines()[0]})")
+        model, tok = load_policy(cfg)
+    out = Path(cfg.out)
+    if not cfg.resume and (out / "log.jsonl").exists():
+        raise ConfigError(f"{out} already holds a run: --resume to continue it, or pick another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    save_json(out / "config.json", asdict(cfg))
+    print("config:\n" + "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items()))
+    tasks = load_tasks(cfg)
+    ref_model = copy.deepcopy(model).requires_grad_(False) if cfg.beta > 0 else None
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    start = restore(cfg, model, opt) + 1 if cfg.resume else 1
+    db = ExemplarDB(out / "exemplars.jsonl")
+    for name, ref in tasks:
+        db.seed_reference(name, ref)
+    best = {}  # task -> (speedup, code, step): the run's best correct candidate, rebuilt from the database
+    for name in db.tasks():
+        for e in db.entries(name):
+            if not e.meta.get("reference") and e.score > best.get(name, (0.0,))[0]:
+                best[name] = (e.score, e.code, e.step)
+    print(f"{len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, "
+          f"steps {start}..{cfg.steps}, out {out}")
+
+    for step in range(start, cfg.steps + 1):
+        t0 = time.perf_counter()
+        batch = pick_tasks(cfg, tasks, step)
+        prompts = build_prompts(cfg, db, batch, step, tok)
+        rollouts = generate_all(cfg, model, tok, batch, prompts, step)
+        t1 = time.perf_counter()
+        if reward_fn is None:
+            codes = [[extract_code(t).code for t in r["texts"]] for r in rollouts]
+            results = evaluate_all(cfg, batch, codes)
+            raw, rewards = shaped_rewards(cfg, results)
+        else:
+            results = []
+            raw = rewards = np.array([x for (name, _), r in zip(batch, rollouts) for x in reward_fn(name, r["texts"])],
+                                     dtype=np.float64)
+        t2 = time.perf_counter()
+        adv = group_advantages(torch.tensor(rewards).view(len(batch), cfg.group_size),
+                               std_normalize=cfg.std_normalize).flatten().float()  # (B * G,)
+        stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
+        t3 = time.perf_counter()
+        if results:
+            record_winners(cfg, db, best, batch, codes, results, step)
+        tokens = float(np.mean([int(k.sum()) for r in rollouts for k in r["mask"]]))
+        times = dict(gen_s=t1 - t0, eval_s=t2 - t1, update_s=t3 - t2, step_s=time.perf_counter() - t0)
+        log_step(cfg, step, batch, raw, results, best, dict(stats, mean_tokens=tokens), times)
+        if step % max(cfg.ckpt_every, 1) == 0 or step == cfg.steps:
+            save_checkpoint(cfg, model, opt, step)
+    return cfg
+
+
+if __name__ == "__main__":
+    config = parse_config(sys.argv[1:])
+    try:
+        run(config)
+    except (PolicyError, ConfigError, evaluator.TaskError) as err:
+        sys.exit(f"cudal1: {err}")
