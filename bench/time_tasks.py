@@ -9,8 +9,9 @@ them to the device, warm up, then time the forward under torch.no_grad(): a CUDA
 clock on CPU), the L2 flushed before every timed call by writing a 256 MB buffer, median over --iters calls.
 - GB moved = inputs + outputs + parameters and buffers: what a perfectly fused kernel must touch (intermediates of the
   eager version are not counted, so this is a lower bound).
-- GFLOP from torch.utils.flop_counter.FlopCounterMode on one real call: it counts matmuls, convolutions and attention,
-  not elementwise work or reductions, so memory-bound tasks read as ~0.
+- GFLOP from torch.utils.flop_counter.FlopCounterMode on one call on the meta device (shapes only; cuDNN's fused RNN
+  has no FLOP formula but its meta-device decomposition does): it counts matmuls, convolutions and attention, not
+  elementwise work or reductions, so memory-bound tasks read as ~0.
 - bound: FLOP/byte above the H200 fp32 ridge (50 TFLOP/s / 4.3 TB/s ~ 12) is compute-bound, else memory-bound.
 - >= 50 us: whether the reference is long enough to time a candidate against (the task suite's size target).
 """
@@ -98,18 +99,29 @@ def time_forward(model, inputs, device, warmup, iters, flush):
     return statistics.median(times)
 
 
+def count_work(model, inputs):
+    """(bytes, FLOPs) of one forward: inputs + outputs + parameters and buffers; FLOPs as FlopCounterMode counts them."""
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        outs = tensors(model(*inputs))
+    moved = nbytes(inputs) + nbytes(outs) + nbytes(list(model.parameters()) + list(model.buffers()))
+    return moved, counter.get_total_flops()
+
+
 def measure(path, args, device, flush):
     """One table row for one task file."""
     name = evaluator.task_name(path, args.tasks_dir)
     mod = load_module(evaluator.load_task(path), name)
     model, inputs = build(mod, args.seed, device)
     try:
-        counter = FlopCounterMode(display=False)
-        with torch.no_grad(), counter:
-            outs = tensors(model(*inputs))
-        moved = nbytes(inputs) + nbytes(outs) + nbytes(list(model.parameters()) + list(model.buffers()))
-        flops = counter.get_total_flops()
-        del outs
+        # count on the meta device first: shapes only, and fused library calls with no FLOP formula (cuDNN's RNN
+        # kernels) run there as their decomposition, which FlopCounterMode does count
+        try:
+            with torch.device("meta"):
+                meta_model, meta_inputs = mod.Model(*mod.get_init_inputs()), mod.get_inputs()
+            moved, flops = count_work(meta_model, meta_inputs)
+        except NotImplementedError:  # an op without a meta kernel: count on the real device instead
+            moved, flops = count_work(model, inputs)
         ms = time_forward(model, inputs, device, args.warmup, args.iters, flush)
     finally:
         del model, inputs
