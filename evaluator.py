@@ -357,7 +357,8 @@ class Worker:
 
     def setup(self, src, cls_name, init_args, init_seed, consts, ext_dir, env, logdir):
         if self.cuda:
-            torch.cuda.set_device(torch.device(self.device))
+            if torch.device(self.device).index is not None:
+                torch.cuda.set_device(torch.device(self.device))
             torch.ones(1, device=self.device).sum().item()  # the CUDA context exists before the baselines
             l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
             self.flush_buf = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=self.device)
