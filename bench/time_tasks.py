@@ -100,7 +100,7 @@ def time_forward(model, inputs, device, warmup, iters, flush):
 
 
 def count_work(model, inputs):
-    """(bytes, FLOPs) of one forward: inputs + outputs + parameters and buffers; FLOPs as FlopCounterMode counts them."""
+    """(bytes, FLOPs) of one forward: inputs + outputs + params and buffers; FLOPs as FlopCounterMode counts them."""
     counter = FlopCounterMode(display=False)
     with torch.no_grad(), counter:
         outs = tensors(model(*inputs))
@@ -120,7 +120,7 @@ def measure(path, args, device, flush):
             with torch.device("meta"):
                 meta_model, meta_inputs = mod.Model(*mod.get_init_inputs()), mod.get_inputs()
             moved, flops = count_work(meta_model, meta_inputs)
-        except NotImplementedError:  # an op without a meta kernel: count on the real device instead
+        except NotImplementedError:  # an op without a meta kernel: count on the real device
             moved, flops = count_work(model, inputs)
         ms = time_forward(model, inputs, device, args.warmup, args.iters, flush)
     finally:

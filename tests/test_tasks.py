@@ -6,7 +6,6 @@ Small sizes: `shrink_source` divides every module-level integer constant >= 32 b
 keep its derived sizes as expressions (e.g. `image_size // 8`), never as a second literal.
 """
 import ast
-import math
 import re
 import sys
 import time

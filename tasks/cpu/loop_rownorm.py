@@ -1,4 +1,5 @@
-"""Row L2-normalisation of a (256, 512) fp32 tensor, deliberately slow: a Python loop over rows. Moves 1 MB; CPU task."""
+"""Row L2-normalisation of a (256, 512) fp32 tensor, deliberately slow: a Python loop over rows.
+Moves 1 MB; CPU task."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,5 @@
-"""RMSNorm over the last dim of an (8192, 8192) fp32 tensor, weight (8192,). Moves 512 MiB (256 in, 256 out): memory-bound."""
+"""RMSNorm over the last dim of an (8192, 8192) fp32 tensor, weight (8192,).
+Moves 512 MiB (256 in, 256 out): memory-bound."""
 import torch
 import torch.nn as nn
 

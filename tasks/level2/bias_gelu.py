@@ -1,4 +1,5 @@
-"""Bias add + exact GELU: gelu(x + bias), x (8192, 8192) fp32, bias (8192,). Moves 512 MiB (256 in, 256 out): memory-bound."""
+"""Bias add + exact GELU: gelu(x + bias), x (8192, 8192) fp32, bias (8192,).
+Moves 512 MiB (256 in, 256 out): memory-bound."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

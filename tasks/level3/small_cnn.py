@@ -19,7 +19,9 @@ class Model(nn.Module):
             c = width
         self.features = nn.Sequential(*layers)
         side = image_size // 8
-        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(c * side * side, 512), nn.ReLU(), nn.Linear(512, num_classes))
+        self.classifier = nn.Sequential(
+            nn.Flatten(), nn.Linear(c * side * side, 512), nn.ReLU(), nn.Linear(512, num_classes),
+        )
 
     def forward(self, x):
         return self.classifier(self.features(x))
