@@ -226,12 +226,12 @@ def load_policy(cfg):
         model, tok = tiny_policy(cfg.seed)
     else:
         from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: evaluator workers re-import rl.py
-        path = Path(cfg.model)
+        path = Path(cfg.model).expanduser()
         gguf = dict(gguf_file=path.name) if path.suffix == ".gguf" else {}
-        where = str(path.parent) if gguf else cfg.model
-        if gguf and not path.is_file():
-            raise PolicyError(f"model file {path} does not exist")
+        where = str(path.parent) if gguf else str(path)
         try:
+            if (gguf or cfg.model.startswith((".", "/", "~"))) and not path.exists():
+                raise OSError(f"{path} does not exist")  # a path, not a hub id: don't ask the hub
             tok = AutoTokenizer.from_pretrained(where, **gguf)
             model = AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **gguf)
         except (OSError, ValueError, ImportError) as e:
