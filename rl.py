@@ -262,6 +262,18 @@ def pick_tasks(cfg, tasks, step):
     return [tasks[i] for i in rng.choice(len(tasks), size=min(cfg.tasks_per_step, len(tasks)), replace=False)]
 
 
+def open_database(cfg, tasks):
+    """The run's exemplar database (references seeded at 1.0) and the run's best correct code per task in it."""
+    db = ExemplarDB(Path(cfg.out) / "exemplars.jsonl")
+    for name, ref in tasks:
+        db.seed_reference(name, ref)
+    best = {}  # task -> (speedup, code, step)
+    for e in (e for name in db.tasks() for e in db.entries(name) if not e.meta.get("reference")):
+        if e.score > best.get(e.task, (0.0,))[0]:
+            best[e.task] = (e.score, e.code, e.step)
+    return db, best
+
+
 def build_prompts(cfg, db, batch, step, tok):
     """One rendered prompt per task: reference + n_exemplars variants drawn from the database (or plain)."""
     prompts = []
@@ -314,19 +326,28 @@ def generate_all(cfg, model, tok, batch, prompts, step):
 # ---------------------------------------------------------------------------- loop: evaluate, reward, advantages
 
 
-def evaluate_all(cfg, batch, codes):
+def evaluate_all(cfg, batch, rollouts):
     """Every candidate of the step against its task's reference, in ONE evaluator call; results in (B*G) order."""
-    pairs = [(ref, code or "") for (_, ref), group in zip(batch, codes) for code in group]
+    pairs = [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
     return evaluator.evaluate_many(pairs, device=cfg.device, jobs=cfg.eval_jobs or None, progress=True,
                                    call_timeout_s=cfg.eval_timeout, build_timeout_s=cfg.eval_build_timeout,
                                    time_budget_s=cfg.eval_time_budget)
 
 
-def shaped_rewards(cfg, results):
-    """(raw rewards, training rewards) of the step: speedup or fail_reward; then normalised and clipped (N,)."""
+def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
+    """(results, raw rewards (N,), training rewards (N,)): raw = speedup or fail_reward; training = normalised, clipped.
+
+    With a reward_fn (tests) there is no evaluation: its rewards are used as they are, and results is [].
+    """
+    if reward_fn is not None:
+        raw = np.array([x for (name, _), r in zip(batch, rollouts) for x in reward_fn(name, r["texts"])], dtype=float)
+        return [], raw, raw
+    for r in rollouts:
+        r["codes"] = [extract_code(t).code for t in r["texts"]]
+    results = evaluate_all(cfg, batch, rollouts)
     kw = dict(fail_reward=cfg.fail_reward, log_speedup=cfg.log_speedup, round_to_one=cfg.round_to_one)
-    raw = compute_rewards(results, normalize=False, clip=None, **kw)
-    return raw, compute_rewards(results, normalize=cfg.reward_normalize, clip=cfg.reward_clip, **kw)
+    return (results, compute_rewards(results, normalize=False, clip=None, **kw),
+            compute_rewards(results, normalize=cfg.reward_normalize, clip=cfg.reward_clip, **kw))
 
 # ---------------------------------------------------------------------------- loop: loss and update
 
@@ -388,15 +409,15 @@ NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None,
 # ---------------------------------------------------------------------------- loop: log and checkpoint
 
 
-def record_winners(cfg, db, best, batch, codes, results, step):
+def record_winners(cfg, db, best, batch, rollouts, results, step):
     """Correct, non-reference candidates into the database (score = speedup); new per-task bests to OUT/best/."""
-    flat = [(name, code) for (name, _), group in zip(batch, codes) for code in group]
-    for (name, code), r in zip(flat, results):
-        if r.status != "ok" or r.same_as_reference or r.speedup is None:
+    codes = [(name, code) for (name, _), r in zip(batch, rollouts) for code in r.get("codes", [])]
+    for (name, code), res in zip(codes, results):
+        if res.status != "ok" or res.same_as_reference or res.speedup is None:
             continue
-        db.add(name, code, r.speedup, step=step, meta={"ref_ms": r.ref_ms, "cand_ms": r.cand_ms})
-        if r.speedup > best.get(name, (0.0,))[0]:
-            best[name] = (r.speedup, code, step)
+        db.add(name, code, res.speedup, step=step, meta={"ref_ms": res.ref_ms, "cand_ms": res.cand_ms})
+        if res.speedup > best.get(name, (0.0,))[0]:
+            best[name] = (res.speedup, code, step)
             write_best(cfg, name, *best[name])
 
 
@@ -406,13 +427,18 @@ def write_best(cfg, name, speedup, code, step):
     path.write_text(f"# cudal1 best for task {name}: speedup {speedup:.3f}x, status ok, found at step {step}\n{code}\n")
 
 
-def log_step(cfg, step, batch, raw, results, best, stats, times):
-    """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record."""
+def log_step(cfg, step, batch, rollouts, raw, results, best, stats, times):
+    """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
+
+    mean/max_reward are raw rewards (speedup, or fail_reward); pass_rate is the share of status ok (with a toy
+    reward_fn: the share of positive rewards); best_speedup is the run's best correct speedup per task so far.
+    """
     n_ok = sum(r.status == "ok" for r in results) if results else int((raw > 0).sum())
+    tokens = float(np.mean([int(k.sum()) for r in rollouts for k in r["mask"]]))
     rec = dict(step=step, tasks=[name for name, _ in batch], mean_reward=float(raw.mean()),
                max_reward=float(raw.max()), pass_rate=n_ok / len(raw),
                best_speedup={name: b[0] for name, b in sorted(best.items())},
-               status=dict(Counter(r.status for r in results)), **stats, **times)
+               status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
     with open(Path(cfg.out) / "log.jsonl", "a") as f:
         f.write(json.dumps(rec) + "\n")
     top = f"{max(rec['best_speedup'].values()):.2f}x" if best else "-"
@@ -430,15 +456,12 @@ def save_plot(cfg):
     except ImportError:
         return
     recs = read_jsonl(Path(cfg.out) / "log.jsonl")
-    steps = [r["step"] for r in recs]
     curves = {"mean reward": [r["mean_reward"] for r in recs], "pass rate": [r["pass_rate"] for r in recs],
               "best speedup": [max(r["best_speedup"].values(), default=float("nan")) for r in recs]}
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.5))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.5), layout="tight")
     for ax, (title, ys) in zip(axes, curves.items()):
-        ax.plot(steps, ys)
-        ax.set_title(title)
-        ax.set_xlabel("step")
-    fig.tight_layout()
+        ax.plot([r["step"] for r in recs], ys)
+        ax.set(title=title, xlabel="step")
     fig.savefig(Path(cfg.out) / "progress.png")
     plt.close(fig)
 
@@ -489,31 +512,24 @@ def restore(cfg, model, opt):
 def run(cfg, reward_fn=None):
     """The whole job. reward_fn(task, completions) -> rewards replaces evaluation (toy-reward tests only)."""
     auto_model, cfg = not cfg.model, resolve_config(check_config(cfg))
+    out = Path(cfg.out)
+    if not cfg.resume and (out / "log.jsonl").exists():
+        raise ConfigError(f"{out} already holds a run: --resume to continue it, or pick another --out")
+    tasks = load_tasks(cfg)  # a bad --task fails here, before any model download
     try:
         model, tok = load_policy(cfg)
     except PolicyError as e:
         if not auto_model:
             raise
-        cfg = fallback_to_tiny(cfg, f"cannot use {cfg.model} ({str(e).splitlines()[0]})")
-        model, tok = load_policy(cfg)
-    out = Path(cfg.out)
-    if not cfg.resume and (out / "log.jsonl").exists():
-        raise ConfigError(f"{out} already holds a run: --resume to continue it, or pick another --out")
+        cfg = fallback_to_tiny(cfg, f"cannot load {cfg.model} ({str(e).splitlines()[0]})")
+        tasks, (model, tok) = load_tasks(cfg), load_policy(cfg)
     out.mkdir(parents=True, exist_ok=True)
     save_json(out / "config.json", asdict(cfg))
     print("config:\n" + "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items()))
-    tasks = load_tasks(cfg)
-    ref_model = copy.deepcopy(model).requires_grad_(False) if cfg.beta > 0 else None
+    ref_model = copy.deepcopy(model).requires_grad_(False) if cfg.beta > 0 else None  # the initial policy
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start = restore(cfg, model, opt) + 1 if cfg.resume else 1
-    db = ExemplarDB(out / "exemplars.jsonl")
-    for name, ref in tasks:
-        db.seed_reference(name, ref)
-    best = {}  # task -> (speedup, code, step): the run's best correct candidate, rebuilt from the database
-    for name in db.tasks():
-        for e in db.entries(name):
-            if not e.meta.get("reference") and e.score > best.get(name, (0.0,))[0]:
-                best[name] = (e.score, e.code, e.step)
+    db, best = open_database(cfg, tasks)
     print(f"{len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, "
           f"steps {start}..{cfg.steps}, out {out}")
 
@@ -523,25 +539,16 @@ def run(cfg, reward_fn=None):
         prompts = build_prompts(cfg, db, batch, step, tok)
         rollouts = generate_all(cfg, model, tok, batch, prompts, step)
         t1 = time.perf_counter()
-        if reward_fn is None:
-            codes = [[extract_code(t).code for t in r["texts"]] for r in rollouts]
-            results = evaluate_all(cfg, batch, codes)
-            raw, rewards = shaped_rewards(cfg, results)
-        else:
-            results = []
-            raw = rewards = np.array([x for (name, _), r in zip(batch, rollouts) for x in reward_fn(name, r["texts"])],
-                                     dtype=np.float64)
+        results, raw, rewards = evaluate_and_reward(cfg, batch, rollouts, reward_fn)
         t2 = time.perf_counter()
-        adv = group_advantages(torch.tensor(rewards).view(len(batch), cfg.group_size),
-                               std_normalize=cfg.std_normalize).flatten().float()  # (B * G,)
+        adv = group_advantages(torch.tensor(rewards).view(len(batch), cfg.group_size),  # (B, G)
+                               std_normalize=cfg.std_normalize).flatten().float()       # (B * G,)
         stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
         t3 = time.perf_counter()
-        if results:
-            record_winners(cfg, db, best, batch, codes, results, step)
-        tokens = float(np.mean([int(k.sum()) for r in rollouts for k in r["mask"]]))
+        record_winners(cfg, db, best, batch, rollouts, results, step)
         times = dict(gen_s=t1 - t0, eval_s=t2 - t1, update_s=t3 - t2, step_s=time.perf_counter() - t0)
-        log_step(cfg, step, batch, raw, results, best, dict(stats, mean_tokens=tokens), times)
-        if step % max(cfg.ckpt_every, 1) == 0 or step == cfg.steps:
+        log_step(cfg, step, batch, rollouts, raw, results, best, stats, times)
+        if step == cfg.steps or (cfg.ckpt_every and step % cfg.ckpt_every == 0):
             save_checkpoint(cfg, model, opt, step)
     return cfg
 
