@@ -269,3 +269,45 @@ def test_one_step_with_smollm2_gguf(tmp_path):
     log = read_log(out)
     assert len(log) == 1 and sum(log[0]["status"].values()) == 2 and log[0]["mean_tokens"] > 0
     assert (out / "ckpt.pt").exists()
+
+# ---------------------------------------------------------------------------- winners
+
+
+CLAMP_RELU = '''### Performance analysis
+One pass either way.
+### Algorithm design
+clamp_min.
+### Code
+```python
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.clamp_min(0.0)
+```
+'''
+
+
+def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
+    """The evaluator path end to end on one group: a correct rewrite earns its speedup, a reply without code earns
+    fail_reward, and the winner lands in the database (score = speedup) and in OUT/best/ with its speedup."""
+    cfg = rl.resolve_config(rl.Config(model="tiny", device="cpu", task="cpu/relu", group_size=2,
+                                      eval_time_budget=0.2, out=str(tmp_path)))
+    tasks = rl.load_tasks(cfg)
+    db, best = rl.open_database(cfg, tasks)
+    rollouts = [dict(texts=[CLAMP_RELU, "I would rather not."])]
+    results, raw, rewards = rl.evaluate_and_reward(cfg, tasks, rollouts)
+    assert [r.status for r in results] == ["ok", "compile_error"], [r.reason for r in results]
+    assert raw[0] == pytest.approx(results[0].speedup) and raw[1] == 0.0
+    assert rewards.tolist() == pytest.approx([1.0, -1.0])  # two values normalised over the step: +-1 sigma
+    rl.record_winners(cfg, db, best, tasks, rollouts, results, step=1)
+    stored = [e for e in db.entries("cpu/relu") if e.step == 1]
+    assert len(stored) == 1 and stored[0].score == pytest.approx(results[0].speedup)
+    text = (tmp_path / "best" / "cpu__relu.py").read_text()
+    assert text.startswith(f"# cudal1 best for task cpu/relu: speedup {results[0].speedup:.3f}x, status ok")
+    assert "clamp_min" in text and best["cpu/relu"][0] == results[0].speedup
