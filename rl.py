@@ -262,6 +262,13 @@ def pick_tasks(cfg, tasks, step):
     return [tasks[i] for i in rng.choice(len(tasks), size=min(cfg.tasks_per_step, len(tasks)), replace=False)]
 
 
+def write_best(cfg, name, speedup, code, step):
+    """OUT/best/<task with / as __>.py: the code under a header giving its measured speedup."""
+    path = Path(cfg.out) / "best" / (name.replace("/", "__") + ".py")
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f"# cudal1 best for task {name}: speedup {speedup:.3f}x, status ok, found at step {step}\n{code}\n")
+
+
 def open_database(cfg, tasks):
     """The run's exemplar database (references seeded at 1.0) and the run's best correct code per task in it."""
     db = ExemplarDB(Path(cfg.out) / "exemplars.jsonl")
@@ -271,6 +278,8 @@ def open_database(cfg, tasks):
     for e in (e for name in db.tasks() for e in db.entries(name) if not e.meta.get("reference")):
         if e.score > best.get(e.task, (0.0,))[0]:
             best[e.task] = (e.score, e.code, e.step)
+    for name, b in best.items():  # a resumed run rewrites OUT/best/ from what the database kept
+        write_best(cfg, name, *b)
     return db, best
 
 
@@ -385,10 +394,11 @@ def update(cfg, model, ref_model, opt, rollouts, adv):
     with torch.no_grad():
         old = [token_logps(cfg, model, [samples[i] for i in c])[0] for c in chunks]
         ref = [token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in chunks]
-    stats = Counter()
+    stats, bar = Counter(), tqdm(total=cfg.mu * len(chunks), desc="update", leave=False)
     for _ in range(cfg.mu):
         opt.zero_grad(set_to_none=True)
         for c, old_lp, ref_lp in zip(chunks, old, ref):
+            bar.update()
             logp, mask = token_logps(cfg, model, [samples[i] for i in c])
             loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
                                  eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
@@ -400,6 +410,7 @@ def update(cfg, model, ref_model, opt, rollouts, adv):
         norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm or float("inf"))
         stats["grad_norm"] += float(norm) / cfg.mu
         opt.step()
+    bar.close()
     stats["loss"] /= cfg.mu
     return dict(stats, updated=True)
 
@@ -419,12 +430,6 @@ def record_winners(cfg, db, best, batch, rollouts, results, step):
         if res.speedup > best.get(name, (0.0,))[0]:
             best[name] = (res.speedup, code, step)
             write_best(cfg, name, *best[name])
-
-
-def write_best(cfg, name, speedup, code, step):
-    path = Path(cfg.out) / "best" / (name.replace("/", "__") + ".py")
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(f"# cudal1 best for task {name}: speedup {speedup:.3f}x, status ok, found at step {step}\n{code}\n")
 
 
 def log_step(cfg, step, batch, rollouts, raw, results, best, stats, times):
@@ -504,6 +509,8 @@ def restore(cfg, model, opt):
     for name in ("log.jsonl", "exemplars.jsonl"):
         kept = [r for r in read_jsonl(out / name) if r["step"] <= step]
         (out / name).write_text("".join(json.dumps(r) + "\n" for r in kept))
+    for f in (out / "best").glob("*.py"):  # may hold winners of steps past the checkpoint
+        f.unlink()
     return step
 
 # ---------------------------------------------------------------------------- run
@@ -521,7 +528,7 @@ def run(cfg, reward_fn=None):
     except PolicyError as e:
         if not auto_model:
             raise
-        cfg = fallback_to_tiny(cfg, f"cannot load {cfg.model} ({str(e).splitlines()[0]})")
+        cfg = fallback_to_tiny(cfg, str(e).splitlines()[0])
         tasks, (model, tok) = load_tasks(cfg), load_policy(cfg)
     out.mkdir(parents=True, exist_ok=True)
     save_json(out / "config.json", asdict(cfg))

@@ -46,7 +46,7 @@ def toy_reward(task, completions):
 
 
 def read_log(out):
-    return [json.loads(line) for line in (Path(out) / "log.jsonl").read_text().splitlines()]
+    return rl.read_jsonl(Path(out) / "log.jsonl")  # tolerates a line caught mid-write while polling
 
 
 def untimed(records):
