@@ -60,7 +60,7 @@ class Config:
     tasks_dir: str = str(evaluator.TASKS_DIR)  # folder of KernelBench-format task files (a KernelBench level works)
     steps: int = 200                  # RL steps to run (a resumed run stops at this step too)
     device: str = "auto"              # auto|cpu|cuda: where the policy runs and the candidates are timed
-    model: str = ""                   # hub id, local folder, .gguf file or 'tiny'; '' = hub coder model on GPU, else tiny
+    model: str = ""                   # hub id, local folder, .gguf file or tiny; "" = hub model on GPU, else tiny
     out: str = ""                     # run folder; '' = runs/<date>-<time>
     resume: bool = False              # continue the run in --out from its checkpoint
     seed: int = 0                     # every draw (tasks, exemplars, samples) derives from (seed, step, task)
@@ -167,7 +167,7 @@ def resolve_config(cfg):
     if cfg.model:
         return cfg
     if device == "cpu":
-        return fallback_to_tiny(cfg, "no GPU")
+        return fallback_to_tiny(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU")
     return replace(cfg, model=DEFAULT_MODEL)
 
 
