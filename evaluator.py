@@ -53,6 +53,7 @@ import ast
 import copy
 import fnmatch
 import hashlib
+import importlib
 import json
 import math
 import multiprocessing as mp
@@ -70,7 +71,6 @@ from pathlib import Path
 
 import torch
 import torch.multiprocessing  # noqa: F401  (registers the reductions that share tensors through pipes)
-import torch.utils.cpp_extension  # noqa: F401  (imported before any baseline, so its import is no change)
 
 _perf = time.perf_counter          # captured before any candidate code runs in this process
 _cuda_sync = torch.cuda.synchronize
@@ -274,8 +274,10 @@ def _exec_module(src, name, path):
 
 
 def _describe(e):
+    """The exception first (what a model can learn from), then the innermost frames."""
     import traceback
-    return _short("".join(traceback.format_exception(type(e), e, e.__traceback__)), lines=12)
+    frames = traceback.format_tb(e.__traceback__)[-3:]
+    return _short(f"{type(e).__name__}: {e}\n" + "".join(frames), lines=14)
 
 
 def _is_const(v):
@@ -363,6 +365,8 @@ class Worker:
             l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
             self.flush_buf = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=self.device)
         (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
+        importlib.import_module("torch.utils.cpp_extension")  # before the baselines (and never in the forkserver:
+        # importing it there queries CUDA, after which forked children cannot use CUDA)
         self.attrs, self.flags0, self.threads0 = _attr_ids(), _flags(), threading.active_count()
         Path(ext_dir).mkdir(parents=True, exist_ok=True)
         mod = self.build(src, ext_dir, env, cls_name.lower(), Path(logdir) / f"{cls_name.lower()}.py")
@@ -401,13 +405,16 @@ class Worker:
         _device_sync(self.device)
 
     def run(self, b, probe=False):
-        """The timed span (the judge's clock): forward, then a device-wide synchronize (side streams count)."""
+        """The timed span: forward, then a device-wide synchronize (side streams count). Returns milliseconds."""
+        t0 = _perf()
         out = self.model(*self.stage[b])
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
             torch.cuda.current_stream().synchronize()
             self.snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
         _device_sync(self.device)
+        ms = (_perf() - t0) * 1e3
         self.out = out
+        return ms
 
     def collect(self, probe=False):
         """Validate the last output and copy it into the judge's buffers."""
@@ -516,11 +523,16 @@ class _Remote:
         return self.reply(timeout)
 
     def timed(self, b):
-        """Milliseconds of one call on the judge's clock: the worker answers after a device-wide synchronize."""
+        """(worker's ms, judge's ms) for one call: the worker's clock spans forward + a device-wide synchronize; the
+        judge's clock spans that plus the messages, so it bounds what the worker may claim."""
         self("prep")
         t0 = _perf()
-        self("run", b)
-        return (_perf() - t0) * 1e3
+        ms = self("run", b)
+        judge_ms = (_perf() - t0) * 1e3
+        if not (isinstance(ms, float) and 0 < ms <= judge_ms):
+            raise self._fail("rejected", "forged_timing", f"the worker reported {ms!r} ms for a call the judge saw "
+                             f"take {judge_ms:.4f} ms")
+        return ms, judge_ms
 
     def _fail(self, status, check, reason):
         if self.role == "reference":  # never blame the candidate for the reference's failure
@@ -677,7 +689,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     ref("mode", True)
 
     # warm-up, then paired rounds in random order, each with fresh inputs in reused buffers, each output checked
-    times, k = {"ref": [], "cand": []}, 0
+    times, gaps, k = {"ref": [], "cand": []}, {"ref": [], "cand": []}, 0
     while True:
         timed = k >= o.warmup
         n = len(times["ref"])
@@ -686,12 +698,13 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         b = k % 2
         xs = _vary(pool[rng.randrange(2)], "fresh", gen)
         _fill(stage[b], xs)
-        for side in rng.sample(["ref", "cand"], 2):
-            ms = (ref if side == "ref" else cand).timed(b)
-            if side == "cand" and not _intact(stage[b], xs):
-                raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs (call {k + 1})")
+        for side in rng.sample(["ref", "cand"], 2):  # no judge GPU work between the two: both start alike
+            ms, judge_ms = (ref if side == "ref" else cand).timed(b)
             if timed:
                 times[side].append(ms)
+                gaps[side].append(judge_ms - ms)
+        if not _intact(stage[b], xs):  # the reference was checked not to do this
+            raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs (call {k + 1})")
         ref("collect", False), cand("collect", False)
         for r, c, t in zip(recv[0], recv[1], tols):
             bad = _mismatch(c, r, 2 * t)
@@ -704,6 +717,12 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         k += 1
     cand("audit")
     (ref_spread, ref_ms), (cand_spread, cand_ms) = _spread(times["ref"]), _spread(times["cand"])
+    # the workers' clocks are precise; the judge's clock is the authority: time the candidate's worker spends on a call
+    # outside the span it reports (beyond what the reference's identical harness spends) is time it is hiding
+    hidden = _spread(gaps["cand"])[1] - _spread(gaps["ref"])[1]
+    if hidden > max(0.2, 0.1 * ref_ms):
+        raise Verdict("rejected", "forged_timing", f"each call took {hidden:.3f} ms longer on the judge's clock than "
+                      f"the candidate's worker reported (reference: {_spread(gaps['ref'])[1]:.3f} ms of messaging)")
     return Result("ok", "", "", True, ref_ms / cand_ms, ref_ms, cand_ms, ref_spread, cand_spread, max_err=worst, rounds=len(times["ref"]))
 
 
@@ -802,7 +821,8 @@ def evaluate(ref_src, cand_src, device="cpu", **opts):
         try:
             fail = res = _run_judge(ref_src, cand_src, device, o, logdir)
             if res.status in ("runtime_error", "timeout") and res.check != "reference":
-                tail = _short(Path(logdir, "candidate.log").read_text(errors="replace"), lines=6, width=800)
+                log = Path(logdir, "candidate.log")
+                tail = _short(log.read_text(errors="replace"), lines=6, width=800) if log.exists() else ""
                 res.reason += f"\ncandidate output (tail):\n{tail}" if tail else ""
         finally:
             import shutil

@@ -46,7 +46,7 @@ def run_corpus(which, device, opts):
         hit = r.status == status and (status == "ok" or r.check == check)
         rows.append(dict(file=f"{f.parent.name}/{f.stem}", task=task, expect=f"{status} {check}".strip(),
                          got=f"{r.status} {r.check}".strip(), match=hit, speedup=r.speedup, seconds=r.seconds,
-                         reason=r.reason[:300]))
+                         reason=r.reason[:600]))
     return rows, time.time() - t0
 
 
@@ -59,7 +59,7 @@ def run_identity(spec, device, opts):
     t0 = time.time()
     results = E.evaluate_many(pairs, device, **opts)
     rows = [dict(task=E.task_name(p), status=r.status, same=r.same_as_reference, ratio=r.speedup, ref_ms=r.ref_ms,
-                 cand_ms=r.cand_ms, ref_spread=r.ref_spread, rounds=r.rounds, reason=r.reason[:300])
+                 cand_ms=r.cand_ms, ref_spread=r.ref_spread, rounds=r.rounds, reason=r.reason[:600])
             for p, r in zip(paths, results)]
     return rows, time.time() - t0
 
