@@ -466,10 +466,8 @@ def _device_sync(device):
         _cuda_sync()
 
 
-def _worker_main(conn, device, logdir, role, cores=None):
+def _worker_main(conn, device, logdir, role):
     """A worker process: answer the judge's messages until told to stop or until the first failure."""
-    if cores:
-        os.sched_setaffinity(0, cores)
     fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
@@ -781,11 +779,8 @@ def _run_judge(ref_src, cand_src, device, o, logdir):
     ctx = _context()
     pipes = {role: ctx.Pipe() for role in ("reference", "candidate")}
     rx, tx = ctx.Pipe(duplex=False)
-    # both workers on the same cores (they never run at once): launch-bound work then sees the same CPU on each side
-    cores = sorted(os.sched_getaffinity(0))
-    same = cores[:2] if device.startswith("cuda") and len(cores) >= 4 else cores
-    workers = {role: ctx.Process(target=_worker_main, args=(pipes[role][1], device, logdir, role, same),
-                                 name=f"cudal1-{role}") for role in pipes}
+    workers = {role: ctx.Process(target=_worker_main, args=(pipes[role][1], device, logdir, role), name=f"cudal1-{role}")
+               for role in pipes}
     judge_p = ctx.Process(target=_judge_main, name="cudal1-judge", args=(
         tx, pipes["reference"][0], pipes["candidate"][0], ref_src, cand_src, device, asdict(o),
         (_build_dir(ref_src, device), _build_dir(cand_src, device)), _env(), logdir))
