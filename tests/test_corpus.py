@@ -1,0 +1,122 @@
+"""The evaluator against an adversarial corpus: every file in tests/corpus gets the verdict its docstring states.
+
+Each corpus file is a candidate module whose docstring carries machine-readable lines:
+    task: cpu/relu                        the task file under tasks/, without .py
+    expect: rejected background_thread    the status, then the check named at the start of the reason
+    expect: ok                            (an honest candidate)
+    device: cuda                          optional; skipped without CUDA
+    same_as_reference: true               optional; the evaluator must see the reference's own code
+    evaluator_gap: <what slips through>   optional; a known hole in the evaluator: the test is a strict xfail
+                                          until the evaluator is fixed (then XPASS fails: delete the line);
+                                          "evaluator_gap: flaky: ..." for a hole that shows only on some runs
+Folders: hacks/ (cheats the evaluator must catch), failures/ (broken candidates: each failure mode has its
+status), honest/ (must pass). Candidates are evaluated once per test session (results are memoised); the
+evaluator caches C++ builds by source hash, so reruns skip the compiler.
+"""
+import functools
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import evaluator  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+TASKS = ROOT / "tasks"
+FILES = sorted(CORPUS.glob("*/*.py"))
+HEADER_KEYS = ("task", "expect", "device", "same_as_reference", "evaluator_gap")
+# The defaults' timing budget is for measuring; here every verdict comes from the checks, and >= 13 checked calls
+# (4 correctness sets, 3 warm-ups, 10 rounds) reach every phase. A hang costs call_timeout_s, not the default 60 s.
+# C++ builds are cached by the evaluator under a hash of the source (~/.cache/cudal1/builds), so reruns skip them.
+OPTIONS = dict(call_timeout_s=10.0, time_budget_s=0.05, min_rounds=10, max_rounds=20)
+
+
+def header(path):
+    """The task/expect/device/same_as_reference lines of a corpus file's docstring (read as text: some don't parse)."""
+    text = path.read_text()
+    parts = text.split('"""')
+    assert len(parts) >= 3, f"{path.name}: no module docstring"
+    found = dict(re.findall(r"^(%s):[ \t]*(\S.*?)[ \t]*$" % "|".join(HEADER_KEYS), parts[1], re.M))
+    assert "task" in found and "expect" in found, f"{path.name}: docstring lacks a task: or expect: line"
+    status, _, check = found["expect"].partition(" ")
+    return {"task": found["task"], "status": status, "check": check.strip() or None,
+            "device": found.get("device", "cpu"), "same_as_reference": found.get("same_as_reference") == "true",
+            "gap": found.get("evaluator_gap"),
+            "first_line": parts[1].strip().splitlines()[0]}
+
+
+def file_id(path):
+    return f"{path.parent.name}/{path.stem}"
+
+
+@functools.lru_cache(maxsize=None)
+def verdict(path):
+    """Evaluate one corpus file against its task (memoised: the recovery test reuses earlier verdicts)."""
+    h = header(path)
+    ref = (TASKS / f"{h['task']}.py").read_text()
+    return evaluator.evaluate(ref, path.read_text(), device=h["device"], **OPTIONS)
+
+
+def skip_without_device(h):
+    if h["device"] == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+
+
+def describe(result):
+    return f"status={result.status} check={result.check} reason={result.reason!r}"
+
+
+def corpus_params():
+    for path in FILES:
+        gap = header(path)["gap"]
+        marks = [pytest.mark.xfail(strict=not gap.startswith("flaky:"), reason=f"evaluator gap: {gap}")] if gap else []
+        yield pytest.param(path, marks=marks, id=file_id(path))
+
+
+@pytest.mark.parametrize("path", corpus_params())
+def test_corpus_file(path):
+    h = header(path)
+    skip_without_device(h)
+    r = verdict(path)
+    want = f"{h['status']} {h['check'] or ''}".strip()
+    assert r.status == h["status"], f"{file_id(path)} ({h['first_line']}): expected {want}, got {describe(r)}"
+    if h["status"] == "ok":
+        assert r.correct and r.speedup is not None and r.speedup > 0, describe(r)
+    else:
+        assert not r.correct, describe(r)
+        assert r.check == h["check"], f"{file_id(path)}: expected check {h['check']}, got {describe(r)}"
+        assert r.reason.startswith(h["check"]), f"reason should start with the check name: {r.reason!r}"
+    if h["same_as_reference"]:
+        assert r.same_as_reference is True, describe(r)
+    elif h["status"] == "ok":
+        assert not r.same_as_reference, f"{file_id(path)} is not the reference's code: {describe(r)}"
+
+
+def test_evaluator_survives_crash_hang_exception():
+    """A segfault, a hard exit, a hang and an exception each cost one result; the next honest candidate passes."""
+    for name in ("segfault_ctypes", "os_exit", "infinite_loop", "exception_in_forward"):
+        r = verdict(CORPUS / "failures" / f"{name}.py")
+        assert r.status in ("runtime_error", "timeout"), describe(r)
+    honest = CORPUS / "honest" / "add_mul_inplace.py"
+    r = evaluator.evaluate((TASKS / "cpu" / "add_mul.py").read_text(), honest.read_text(), device="cpu", **OPTIONS)
+    assert r.status == "ok" and r.correct, describe(r)
+
+
+def test_corpus_size_and_headers():
+    """The corpus keeps its breadth: >= 15 CPU hacks, >= 8 honest CPU candidates, every header well-formed."""
+    statuses = {"ok", "compile_error", "runtime_error", "wrong_output", "timeout", "rejected"}
+    for path in FILES:
+        h = header(path)
+        assert (TASKS / f"{h['task']}.py").is_file(), f"{path.name}: no task {h['task']}"
+        assert h["status"] in statuses and h["device"] in ("cpu", "cuda"), f"{path.name}: bad header {h}"
+        folder = path.parent.name
+        assert folder in ("hacks", "honest", "failures"), path
+        assert folder != "honest" or h["status"] == "ok", f"{path.name}: an honest candidate must expect ok"
+        assert folder != "hacks" or h["status"] != "ok", f"{path.name}: a hack must expect a catch"
+    cpu = [header(p)["device"] == "cpu" for p in FILES]
+    count = lambda folder: sum(c for p, c in zip(FILES, cpu) if p.parent.name == folder)
+    assert count("hacks") >= 15 and count("honest") >= 8, (count("hacks"), count("honest"))
