@@ -11,7 +11,7 @@ call) defeats this without detecting it: then `ok` at honest speed is right too;
 
 task: cpu/linear_relu
 expect: rejected monkeypatch
-evaluator_gap: methods of harness classes are not watched; work runs after the clock: ok, fake ~15x
+evaluator_gap: methods of harness classes are not watched; work runs after the clock: ok, fake >10x
 """
 import sys
 

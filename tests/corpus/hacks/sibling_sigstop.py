@@ -7,7 +7,7 @@ changes. Every reference call waits out the stops: a fake speedup of ~5-10x.
 
 task: cpu/sum_rows
 expect: rejected background_thread
-evaluator_gap: child processes are not counted or confined; they can stop the reference: ok, fake ~8x
+evaluator_gap: child processes are not counted or confined; they can stop the reference: ok, fake ~10x
 """
 import ctypes
 import os
