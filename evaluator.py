@@ -7,49 +7,60 @@ The candidate is adversarial code written by a policy that is paid for speed. Th
 the caller starts them and waits; the *judge* (trusted, never runs candidate code) loads the reference, makes every
 input from secret seeds, computes a float64 oracle, owns the clock and gives the verdict; two *workers* run the same
 harness code, one holding the reference `Model`, one the candidate `ModelNew`. The judge writes inputs into shared
-buffers both workers read, times each call with its own clock (the worker synchronises the whole device before it
-answers), and reads outputs back from buffers it owns. Workers are killed at the end: nothing a candidate changes
-reaches the next evaluation. Order: reference first, correctness gate, then timing (llm.c's discipline).
+buffers both workers read; a worker answers a call only once forward has returned, the whole device is synchronised
+and the output is checked and copied into buffers the judge owns, and the judge's clock stops at that answer.
+Workers (and anything they start) are killed at the end: nothing a candidate changes reaches the next evaluation.
+Order: reference first, correctness gate, then timing (llm.c's discipline). tests/corpus holds one file per attack.
 
 Protects against (the check's name starts `reason`):
  1. crashes, hangs, illegal memory accesses, OOM, output floods: `crash`, `timeout`, `cuda_error`, `oom` cost one result.
  2. malformed candidates: `syntax`, `no_modelnew`, `signature`, `build` (compiler error, trimmed), `import`.
  3. wrong results: 4 input sets from 3 distributions (the task's own, wide scale, edge values: zeros and large
-    magnitudes), tolerance per output calibrated against float64 (`values`, `nonfinite`, `output_shape/dtype/device`).
+    magnitudes), tolerance per output calibrated against float64 (`values`, `nonfinite`, `output_shape/dtype/device`);
+    lower precision (bf16/fp16/TF32 inside fp32) fails the fp32 tolerance.
  4. lazy or deferred outputs: the output must be exactly `torch.Tensor` (`lazy_output`), not share storage with an
-    input (`output_storage`), and not change after forward returned (`side_stream` on CUDA, `background_thread`).
- 5. work the clock does not see: the timed span ends with a device-wide synchronize in the worker, so side streams
-    count; Python threads alive after forward are `background_thread`.
+    input (`output_storage`), and not change after forward returned or after the call answered (`side_stream` on
+    CUDA, `background_thread`).
+ 5. work the clock does not see: side streams (the device-wide synchronize is inside the span), Python threads alive
+    after forward (`background_thread`), child processes (`background_process`, e.g. one that stops the reference's
+    worker), work deferred into the harness (the output is copied out before the clock stops).
  6. caching and phase tricks: every timed call gets fresh input content in reused buffers (same pointers, new
     values) and its output is checked; an output equal to an earlier call's answer is `output_replay`; correct while
     checked but wrong while timed, or dependent on `self.training` when the reference is not, is `phase_branch`.
- 7. harness tampering inside the worker: replaced attributes of torch, torch.nn.functional, torch.Tensor, nn.Module,
-    torch.cuda, time or this module (`monkeypatch`); changed global flags: TF32, cuDNN, matmul precision, threads,
-    default dtype (`backend_flags`). The reference runs in another process, so such changes cannot reach it anyway.
+ 7. harness tampering inside the worker: replaced attributes of torch, torch.nn.functional, torch._C, torch.Tensor,
+    nn.Module, torch.cuda, time, builtins, this module or its Worker class, or a profile/trace hook (`monkeypatch`);
+    changed global flags: TF32, cuDNN, matmul precision, threads, default dtype (`backend_flags`). Checked after
+    construction, after the correctness gate and at the end. The reference runs in another process anyway.
  8. input tricks: inputs are written by the judge and compared after every candidate call (`input_mutation`); a size
-    constant of the reference redefined in the candidate module (`shape_globals`) is rejected; the candidate never
-    sees the reference module, the seeds or the expected outputs.
+    constant of the reference redefined in the candidate module, at import or later (`shape_globals`), is rejected;
+    the candidate never sees the reference module, the seeds or the expected outputs.
  9. L2 reuse: a 2x-L2 buffer is rewritten before every timed call on CUDA, for both sides.
 10. no credit for copying: a candidate whose Model class is the reference's, renamed, is `same_as_reference`; its
-    measured ratio is the noise floor (should be 1.00 +- 0.02).
+    measured ratio is the noise floor.
 
 Does not protect against:
  1. native code (C++/CUDA, ctypes) that deliberately rewrites the worker's memory, the CUDA runtime or the harness'
-    frames: it can forge what the worker reports (which checks it passed, when it synchronised). Values and the clock
-    stay in the judge, but a worker whose synchronize was disabled natively can end the clock early.
+    frames: it can forge what the worker reports (which checks it passed, whether it synchronised). Values and the
+    clock stay in the judge, but a worker whose synchronize was disabled natively can answer before its GPU work ends.
  2. persisting-L2 access-policy windows set by the candidate (the flush evicts normal lines only).
  3. integer-only inputs: fresh content per call comes from scaling floats; integer tensors repeat from a pool of two.
  4. a candidate that is slow or wrong only on inputs the four distributions never produce.
  5. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
+ 6. a process that leaves the worker's process group (setsid) and outlives the evaluation; and persistent thread
+    pools in honest C++ code are rejected as `background_thread` only if they are Python threads.
+ 7. timing noise between the two processes: on an H200 the identical-code ratio is within +-2% on 27-34 of 49
+    tasks (bench/RESULTS.md); launch-bound tasks drift most.
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
  1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), not atol=rtol=1e-2.
- 2. timing is the judge's clock around a call that ends in a device-wide synchronize, median over paired rounds in
-    random order, with L2 flushed; no variance gate or 3x re-check (the spread is reported instead).
+ 2. timing is the judge's clock around a call that ends in a device-wide synchronize and the copy-out, less the
+    reference worker's median time outside forward; median over paired rounds in random order, L2 flushed; no
+    variance gate or 3x re-check (the spread is reported instead).
  3. every timed call is also a correctness check, with fresh inputs.
 """
 import argparse
 import ast
+import builtins
 import copy
 import fnmatch
 import hashlib
@@ -190,7 +201,6 @@ class Options:
     time_budget_s: float = 1.0   # stop adding rounds after min_rounds once each side has run this long
     call_timeout_s: float = 60.0
     build_timeout_s: float = 900.0
-    flush_l2: bool = True        # rewrite a 2x-L2 buffer before every timed CUDA call
 
 
 LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
@@ -295,7 +305,8 @@ def _watched():
     """name -> (object, whether added attributes count too) for the namespaces a candidate must leave alone."""
     return {"torch": (torch, False), "torch.nn.functional": (torch.nn.functional, False), "torch._C": (torch._C, False),
             "torch.cuda": (torch.cuda, False), "time": (time, False), "torch.Tensor": (torch.Tensor, True),
-            "torch.nn.Module": (torch.nn.Module, True), "harness": (sys.modules[__name__], False)}
+            "torch.nn.Module": (torch.nn.Module, True), "harness": (sys.modules[__name__], False),
+            "Worker": (Worker, True), "builtins": (builtins, False)}
 
 
 def _attr_ids():
@@ -339,7 +350,7 @@ class Worker:
 
     def __init__(self, device):
         self.device, self.cuda = device, device.startswith("cuda")
-        self.model = self.out = self.snap = self.flush_buf = None
+        self.model = self.flush_buf = None
         torch.set_grad_enabled(False)
 
     def build(self, src, ext_dir, env, name="candidate", path=None):
@@ -369,13 +380,9 @@ class Worker:
         # importing it there queries CUDA, after which forked children cannot use CUDA)
         self.attrs, self.flags0, self.threads0 = _attr_ids(), _flags(), threading.active_count()
         Path(ext_dir).mkdir(parents=True, exist_ok=True)
-        mod = self.build(src, ext_dir, env, cls_name.lower(), Path(logdir) / f"{cls_name.lower()}.py")
-        for k, v in consts.items():
-            mine = vars(mod).get(k, v)
-            if not (_is_const(mine) and mine == v):
-                raise Verdict("rejected", "shape_globals", f"the candidate module sets {k} = {mine!r}; the reference "
-                              f"has {k} = {v!r}; sizes and hyperparameters must not change")
-        cls = getattr(mod, cls_name, None)
+        self.mod, self.consts = self.build(src, ext_dir, env, cls_name.lower(), Path(logdir) / f"{cls_name.lower()}.py"), consts
+        self._check_consts()
+        cls = getattr(self.mod, cls_name, None)
         if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
             raise Verdict("compile_error", "no_modelnew", f"{cls_name} is not a subclass of torch.nn.Module")
         torch.manual_seed(init_seed)  # the same seed as the other side: parameters made in the same order match
@@ -396,6 +403,9 @@ class Worker:
         out = self.model(*self.stage[b])
         return [(tuple(o.shape), o.dtype) for o in (out if isinstance(out, (tuple, list)) else [out])]
 
+    def pid(self):
+        return os.getpid()  # asked before any candidate code runs, so the answer is the harness's
+
     def mode(self, train):
         self.model.train(train)
 
@@ -405,20 +415,17 @@ class Worker:
         _device_sync(self.device)
 
     def run(self, b, probe=False):
-        """The timed span: forward, then a device-wide synchronize (side streams count). Returns milliseconds."""
+        """One call: forward, a device-wide synchronize (side streams count), then the output checked and copied
+        into the judge's buffers, all before the answer that stops the judge's clock. Returns forward's ms."""
         t0 = _perf()
         out = self.model(*self.stage[b])
+        snap = None
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
             torch.cuda.current_stream().synchronize()
-            self.snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
+            snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
         _device_sync(self.device)
         ms = (_perf() - t0) * 1e3
-        self.out = out
-        return ms
-
-    def collect(self, probe=False):
-        """Validate the last output and copy it into the judge's buffers."""
-        outs, self.out = _flatten(self.out), None
+        outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape", f"forward returned {len(outs)} outputs, expected {len(self.recv)}")
         for o, r in zip(outs, self.recv):
@@ -430,25 +437,39 @@ class Worker:
                 if got != want:
                     raise Verdict("wrong_output", what, f"output has {what[7:]} {got}, expected {want}")
             p, n = o.untyped_storage().data_ptr(), o.untyped_storage().nbytes()
-            if any(p < q + m and q < p + n for q, m in self.in_ranges):
-                raise Verdict("rejected", "output_storage", "the output shares storage with an input; return a new tensor")
+            alias = alias or any(p < q + m and q < p + n for q, m in self.in_ranges)
             r.copy_(o)
         _device_sync(self.device)
-        if probe and self.cuda and any(s is not None and not _same(s, o) for s, o in zip(self.snap, outs)):
-            raise Verdict("rejected", "side_stream", "the output was still being written after forward returned and its "
-                          "stream finished: work on another stream is not joined to the current stream")
         if probe:
-            time.sleep(0.02)
-            _device_sync(self.device)
-            if any(not _same(r, o) for r, o in zip(self.recv, outs)):
-                raise Verdict("rejected", "background_thread", "the output changed after forward returned: work "
-                              "continues in the background")
+            self._probe(outs, snap)
         if threading.active_count() > self.threads0:
             raise Verdict("rejected", "background_thread", f"{threading.active_count() - self.threads0} Python "
                           "thread(s) started by the candidate are still alive after forward returned")
+        return ms, alias
+
+    def _probe(self, outs, snap):
+        """On correctness calls: is the output still changing after forward returned?"""
+        if self.cuda and any(s is not None and not _same(s, o) for s, o in zip(snap, outs)):
+            raise Verdict("rejected", "side_stream", "the output was still being written after forward returned and its "
+                          "stream finished: work on another stream is not joined to the current stream")
+        time.sleep(0.02)
+        _device_sync(self.device)
+        if any(not _same(r, o) for r, o in zip(self.recv, outs)):
+            raise Verdict("rejected", "background_thread", "the output changed after forward returned: work "
+                          "continues in the background")
+
+    def _check_consts(self):
+        for k, v in self.consts.items():
+            mine = vars(self.mod).get(k, v)
+            if not (_is_const(mine) and mine == v):
+                raise Verdict("rejected", "shape_globals", f"the candidate module sets {k} = {mine!r}; the reference "
+                              f"has {k} = {v!r}; sizes and hyperparameters must not change")
 
     def audit(self):
-        bad = _patched(self.attrs)
+        self._check_consts()
+        hooks = [f"sys.{f.__name__[3:]}" for f in (sys.getprofile, sys.gettrace, threading.getprofile, threading.gettrace)
+                 if f() is not None]
+        bad = _patched(self.attrs) + hooks
         if bad:
             raise Verdict("rejected", "monkeypatch", f"replaced: {', '.join(sorted(bad)[:8])}")
         now = _flags()
@@ -468,6 +489,7 @@ def _device_sync(device):
 
 def _worker_main(conn, device, logdir, role):
     """A worker process: answer the judge's messages until told to stop or until the first failure."""
+    os.setpgrp()  # its own process group: everything it starts is killed with it
     fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
@@ -481,11 +503,13 @@ def _worker_main(conn, device, logdir, role):
             reply = ("ok", getattr(worker, msg[0])(*msg[1:]))
         except Verdict as v:
             reply = ("fail", v.status, v.check, v.reason)
-        except torch.cuda.OutOfMemoryError as e:
+        except (torch.cuda.OutOfMemoryError, MemoryError) as e:
             reply = ("fail", "runtime_error", "oom", _describe(e))
         except BaseException as e:  # the candidate's own exceptions, SystemExit included
-            cuda = "CUDA error" in str(e) or "illegal memory access" in str(e)
-            reply = ("fail", "runtime_error", "cuda_error" if cuda else "exception", _describe(e))
+            text = str(e)
+            kind = ("cuda_error" if "CUDA error" in text or "illegal memory access" in text else
+                    "oom" if "can't allocate memory" in text or "out of memory" in text else "exception")
+            reply = ("fail", "runtime_error", kind, _describe(e))
         conn.send(reply)
         if reply[0] == "fail":
             return
@@ -523,16 +547,12 @@ class _Remote:
         return self.reply(timeout)
 
     def timed(self, b):
-        """(worker's ms, judge's ms) for one call: the worker's clock spans forward + a device-wide synchronize; the
-        judge's clock spans that plus the messages, so it bounds what the worker may claim."""
+        """(worker's ms, judge's ms, output aliases an input) for one call. The judge's clock is the one that counts:
+        it stops only when the output is checked and in the judge's buffers, so no work can hide after it."""
         self("prep")
         t0 = _perf()
-        ms = self("run", b)
-        judge_ms = (_perf() - t0) * 1e3
-        if not (isinstance(ms, float) and 0 < ms <= judge_ms):
-            raise self._fail("rejected", "forged_timing", f"the worker reported {ms!r} ms for a call the judge saw "
-                             f"take {judge_ms:.4f} ms")
-        return ms, judge_ms
+        ms, alias = self("run", b)
+        return ms, (_perf() - t0) * 1e3, alias
 
     def _fail(self, status, check, reason):
         if self.role == "reference":  # never blame the candidate for the reference's failure
@@ -611,11 +631,12 @@ def _fingerprint(outs, idx):
     return [o.flatten()[i].double().clone() for o, i in zip(outs, idx)]
 
 
-def _replays(outs, idx, seen):
-    """Does this output equal (on sampled entries) the expected output of an earlier call?"""
-    now = _fingerprint(outs, idx)
-    return any(all(torch.allclose(a, b, rtol=1e-4, atol=1e-6 * (1 + float(b.abs().mean()))) for a, b in zip(now, fp))
-               for fp in seen)
+def _replays(c, want, idx, earlier):
+    """Does this wrong output equal (on sampled entries) an earlier call's expected output, and not this call's?"""
+    def close(x, fp):
+        return torch.allclose(x, fp, rtol=1e-4, atol=1e-6 * (1 + float(fp.abs().mean())))
+    now, here = c.flatten()[idx].double(), want.flatten()[idx].double()
+    return not close(now, here) and any(close(now, fp) for fp in earlier)
 
 
 def _spread(xs):
@@ -629,6 +650,15 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     ref_mod = _exec_module(ref_src, "reference", Path(logdir) / "reference_judge.py")
     init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
     consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
+    cand_pid = cand("pid")
+
+    def audit():
+        cand("audit")
+        kids = [p for t in Path(f"/proc/{cand_pid}/task").glob("*/children") for p in t.read_text().split()]
+        if kids:
+            raise Verdict("rejected", "background_process", f"the candidate started {len(kids)} process(es) that are "
+                          "still running; all work must finish inside forward")
+
     cand.send("setup", cand_src, "ModelNew", init_args, init_seed, consts, ext_dirs[1], env, logdir)  # builds meanwhile
     ref("setup", ref_src, "Model", init_args, init_seed, {}, ext_dirs[0], env, logdir)
     torch.manual_seed(init_seed)
@@ -648,39 +678,51 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     cand.reply(o.build_timeout_s)
     cand("buffers", stage)
     cand("outputs", recv[1])
+    audit()  # what importing and constructing the candidate changed, before it is ever called
     idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in recv[0]]
+
+    def call(w, b, xs, where, probe=True):
+        """One untimed call; then the judge checks the inputs are intact and the output is the worker's own."""
+        ms, alias = w("run", b, probe)
+        if not _intact(stage[b], xs):
+            who = "the reference modifies its own inputs; fix the task" if w is ref else "the candidate modified its inputs"
+            raise Verdict("runtime_error" if w is ref else "rejected", "reference" if w is ref else "input_mutation",
+                          f"{who} ({where})")
+        if alias:
+            raise w._fail("rejected", "output_storage", "the output shares storage with an input; return a new tensor")
+
+    def verdict_on(j, c, want, tol, where):
+        """The miss of output j against want (None if it matches); raise if the miss is an earlier call's answer."""
+        bad = _mismatch(c, want, tol)
+        if bad and bad[0] == "values" and _replays(c, want, idx[j], [fp[j] for fp in seen]):
+            raise Verdict("rejected", "output_replay", f"{where} got the answer of an earlier call")
+        return bad
 
     # correctness gate: 4 input sets, 3 distributions, tolerance calibrated against float64
     tols, seen, worst = [0.0] * len(spec), [], 0.0
     for i, (kind, xs) in enumerate(checks):
         _fill(stage[0], xs)
-        ref("run", 0, True), ref("collect", True)
-        if not _intact(stage[0], xs):
-            raise Verdict("runtime_error", "reference", "the reference modifies its own inputs; fix the task")
+        call(ref, 0, xs, f"input set {i + 1}")
         want = _oracle(model64, xs) or [r.double() for r in recv[0]]
-        cand("run", 0, True)
-        if not _intact(stage[0], xs):
-            raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs (input set {i + 1})")
-        cand("collect", True)
+        call(cand, 0, xs, f"input set {i + 1}")
         for j, (r, c, w) in enumerate(zip(recv[0], recv[1], want)):
             floor = LOW_PRECISION_TOL.get(r.dtype, o.tol)
             tol = max(floor, o.tol_slack * _err(r, w)) if r.is_floating_point() else 0.0
             tols[j] = max(tols[j], tol)
-            bad = _mismatch(c.double() if c.is_floating_point() else c, w if c.is_floating_point() else r, tol)
-            if bad and _replays(recv[1], idx, seen):
-                raise Verdict("rejected", "output_replay", f"input set {i + 1} got the answer of an earlier call")
+            exact = not c.is_floating_point()
+            bad = verdict_on(j, c if exact else c.double(), r if exact else w, tol, f"input set {i + 1}")
             if bad:
                 raise Verdict("wrong_output", bad[0], f"{bad[1]} on input set {i + 1} ({kind} distribution)"
                               + (f", output {j}" if len(spec) > 1 else ""))
             worst = max(worst, _err(c, w) / tol if tol else 0.0)
         seen.append(_fingerprint(recv[0], idx))
-    cand("audit")
+    audit()
 
     # phase probe: in eval mode the candidate must still match where the reference does not care about the mode
     train_out = [r.clone() for r in recv[0]]
-    ref("mode", False), ref("run", 0, True), ref("collect", False)
+    ref("mode", False), call(ref, 0, checks[-1][1], "eval mode")
     if all(_mismatch(a, b, t) is None for a, b, t in zip(recv[0], train_out, tols)):
-        cand("mode", False), cand("run", 0, True), cand("collect", False)
+        cand("mode", False), call(cand, 0, checks[-1][1], "eval mode")
         bad = next((m for m in map(_mismatch, recv[1], train_out, tols) if m), None)
         if bad:
             raise Verdict("rejected", "phase_branch", f"output depends on self.training although the reference's does "
@@ -689,41 +731,42 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     ref("mode", True)
 
     # warm-up, then paired rounds in random order, each with fresh inputs in reused buffers, each output checked
-    times, gaps, k = {"ref": [], "cand": []}, {"ref": [], "cand": []}, 0
+    clock, overhead, k = {"ref": [], "cand": []}, [], 0
     while True:
         timed = k >= o.warmup
-        n = len(times["ref"])
-        if n >= o.max_rounds or (n >= o.min_rounds and min(map(sum, times.values())) >= o.time_budget_s * 1e3):
+        n = len(clock["ref"])
+        if n >= o.max_rounds or (n >= o.min_rounds and min(map(sum, clock.values())) >= o.time_budget_s * 1e3):
             break
         b = k % 2
         xs = _vary(pool[rng.randrange(2)], "fresh", gen)
         _fill(stage[b], xs)
-        for side in rng.sample(["ref", "cand"], 2):  # no judge GPU work between the two: both start alike
-            ms, judge_ms = (ref if side == "ref" else cand).timed(b)
+        got = {}
+        for side in rng.sample(["ref", "cand"], 2):
+            ms, judge_ms, alias = (ref if side == "ref" else cand).timed(b)
+            got[side] = [r.clone() for r in recv[side == "cand"]]  # the answer as it stood when the clock stopped
             if timed:
-                times[side].append(ms)
-                gaps[side].append(judge_ms - ms)
+                clock[side].append(judge_ms)
+                overhead += [judge_ms - ms] if side == "ref" else []  # the trusted side's messaging and copy
+        where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
         if not _intact(stage[b], xs):  # the reference was checked not to do this
-            raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs (call {k + 1})")
-        ref("collect", False), cand("collect", False)
-        for r, c, t in zip(recv[0], recv[1], tols):
-            bad = _mismatch(c, r, 2 * t)
-            if bad and _replays(recv[1], idx, seen):
-                raise Verdict("rejected", "output_replay", f"call {k + 1} returned the answer of an earlier call")
+            raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
+        if alias:
+            raise Verdict("rejected", "output_storage", "the output shares storage with an input; return a new tensor")
+        if not all(_same(a, r) for a, r in zip(got["cand"], recv[1])):
+            raise Verdict("rejected", "background_thread", f"the output changed after the call answered ({where})")
+        for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
+            bad = verdict_on(j, c, r, 2 * t, where)
             if bad:
                 raise Verdict("rejected", "phase_branch", f"correct on the {len(checks)} correctness calls but wrong on "
-                              f"{'timed' if timed else 'warm-up'} call {k + 1} ({bad[1]}): phase-dependent output or a race")
-        seen.append(_fingerprint(recv[0], idx))
+                              f"{where} ({bad[1]}): phase-dependent output or a race")
+        seen.append(_fingerprint(got["ref"], idx))
         k += 1
-    cand("audit")
-    (ref_spread, ref_ms), (cand_spread, cand_ms) = _spread(times["ref"]), _spread(times["cand"])
-    # the workers' clocks are precise; the judge's clock is the authority: time the candidate's worker spends on a call
-    # outside the span it reports (beyond what the reference's identical harness spends) is time it is hiding
-    hidden = _spread(gaps["cand"])[1] - _spread(gaps["ref"])[1]
-    if hidden > max(0.2, 0.1 * ref_ms):
-        raise Verdict("rejected", "forged_timing", f"each call took {hidden:.3f} ms longer on the judge's clock than "
-                      f"the candidate's worker reported (reference: {_spread(gaps['ref'])[1]:.3f} ms of messaging)")
-    return Result("ok", "", "", True, ref_ms / cand_ms, ref_ms, cand_ms, ref_spread, cand_spread, max_err=worst, rounds=len(times["ref"]))
+    audit()
+    # both sides on the judge's clock, less the reference worker's own median time spent outside forward
+    c = _spread(overhead)[1]
+    (ref_spread, ref_ms), (cand_spread, cand_ms) = (_spread([max(t - c, 1e-3) for t in clock[s]]) for s in clock)
+    return Result("ok", "", "", True, ref_ms / cand_ms, ref_ms, cand_ms, ref_spread, cand_spread, max_err=worst,
+                  rounds=len(clock["ref"]))
 
 
 def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, ext_dirs, env, logdir):
@@ -764,11 +807,16 @@ def _build_dir(src, device):
 
 
 def _env(**extra):
-    return {**{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
+    # TORCHINDUCTOR_COMPILE_THREADS=1: torch.compile compiles in-process, not in a pool of child processes
+    return {"TORCHINDUCTOR_COMPILE_THREADS": "1", **{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
 
 
 def _stop(procs):
     for p in procs:
+        try:
+            os.killpg(p.pid, 9)  # the worker and any process it started (builds, strays)
+        except (ProcessLookupError, PermissionError, TypeError):
+            pass
         if p.is_alive():
             p.kill()
     for p in procs:

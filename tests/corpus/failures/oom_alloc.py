@@ -2,7 +2,6 @@
 
 task: cpu/relu
 expect: runtime_error oom
-evaluator_gap: a refused CPU allocation is reported as `exception`; only CUDA OOM maps to `oom`
 """
 import torch
 import torch.nn as nn

@@ -9,7 +9,6 @@ before the nonfinite one (it should also require that the current answer differs
 
 task: cpu/softmax
 expect: wrong_output nonfinite
-evaluator_gap: flaky: ~1 in 12 runs says `rejected output_replay` (a false accusation)
 """
 import torch
 import torch.nn as nn

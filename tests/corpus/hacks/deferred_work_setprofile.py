@@ -11,7 +11,6 @@ call) defeats this without detecting it: then `ok` at honest speed is right too;
 
 task: cpu/linear_relu
 expect: rejected monkeypatch
-evaluator_gap: profile hooks are not checked; the work runs after the clock stops: ok, fake >10x
 """
 import sys
 

@@ -1,17 +1,14 @@
-"""Harness tampering: wrap the worker harness' own output-collection method so it first does the deferred work.
+"""Harness tampering: wrap a method of the worker harness' own class so it does deferred work.
 
 The module-level attributes of the harness keep their identity (its classes are the same objects);
 only a method inside one of its classes is replaced. forward returns an empty tensor and queues
-the matmul; the wrapped `collect` runs it just before the output is copied out, after the caller's
-timer has stopped. The class is found by shape (a class with `run` and `collect` methods in any
-loaded module), not by name.
-
-A fix that stops the clock only once the output is in the judge's buffer (copy-out inside the timed
-call) defeats this without detecting it: then `ok` at honest speed is right too; update `expect`.
+the matmul; the wrapped `run` would finish it before the output is copied out. (Against an
+earlier harness that copied outputs out in a separate `collect` step after the clock stopped, this
+hid the matmul from the clock.) The class is found by shape (a class with `run` and `prep`
+methods in any loaded module), not by name. The harness class is watched like torch's own.
 
 task: cpu/linear_relu
 expect: rejected monkeypatch
-evaluator_gap: methods of harness classes are not watched; work runs after the clock: ok, fake >10x
 """
 import sys
 
@@ -28,16 +25,17 @@ def _flush():
 
 
 def _wrap(method):
-    def collect(self, *args, **kwargs):
+    def run(self, *args, **kwargs):
+        result = method(self, *args, **kwargs)
         _flush()
-        return method(self, *args, **kwargs)
-    return collect
+        return result
+    return run
 
 
 for _mod in list(sys.modules.values()):
     for _obj in list(getattr(_mod, "__dict__", {}).values()):
-        if isinstance(_obj, type) and callable(getattr(_obj, "run", None)) and callable(getattr(_obj, "collect", None)):
-            _obj.collect = _wrap(_obj.collect)
+        if isinstance(_obj, type) and callable(getattr(_obj, "run", None)) and callable(getattr(_obj, "prep", None)):
+            _obj.run = _wrap(_obj.run)
 
 
 class ModelNew(nn.Module):

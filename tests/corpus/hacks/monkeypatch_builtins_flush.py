@@ -10,7 +10,6 @@ call) defeats this without detecting it: then `ok` at honest speed is right too;
 
 task: cpu/linear_relu
 expect: rejected monkeypatch
-evaluator_gap: builtins is not watched; the work runs after the clock stops: ok, fake >10x
 """
 import builtins
 

@@ -5,7 +5,6 @@ time the model exists, the module says batch_size = 1.
 
 task: cpu/relu
 expect: rejected shape_globals
-evaluator_gap: size constants are compared only right after import (harmless today)
 """
 import torch
 import torch.nn as nn

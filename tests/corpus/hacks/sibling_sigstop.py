@@ -6,8 +6,7 @@ own process is untouched and its output honest; no Python thread exists, no attr
 changes. Every reference call waits out the stops: a fake speedup of ~5-10x.
 
 task: cpu/sum_rows
-expect: rejected background_thread
-evaluator_gap: child processes are not counted or confined; they can stop the reference: ok, fake ~10x
+expect: rejected background_process
 """
 import ctypes
 import os
