@@ -8,7 +8,8 @@ the caller starts them and waits; the *judge* (trusted, never runs candidate cod
 input from secret seeds, computes a float64 oracle, owns the clock and gives the verdict; two *workers* run the same
 harness code, one holding the reference `Model`, one the candidate `ModelNew`. The judge writes inputs into shared
 buffers both workers read; a worker answers a call only once forward has returned, the whole device is synchronised
-and the output is checked and copied into buffers the judge owns, and the judge's clock stops at that answer.
+and the output is checked and copied into buffers the judge owns. The worker's clock measures forward; the judge's
+clock, stopped by the answer, charges anything else the candidate's worker spent beyond the reference's.
 Workers (and anything they start) are killed at the end: nothing a candidate changes reaches the next evaluation.
 Order: reference first, correctness gate, then timing (llm.c's discipline). tests/corpus holds one file per attack.
 
@@ -53,9 +54,9 @@ Does not protect against:
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
  1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), not atol=rtol=1e-2.
- 2. timing is the judge's clock around a call that ends in a device-wide synchronize and the copy-out, less the
-    reference worker's median time outside forward; median over paired rounds in random order, L2 flushed; no
-    variance gate or 3x re-check (the spread is reported instead).
+ 2. timing: the worker's clock around forward + a device-wide synchronize, plus any time the judge's clock saw
+    beyond the reference worker's usual messaging and copy-out; median over paired rounds in random order, L2
+    flushed; no variance gate or 3x re-check (the spread is reported instead).
  3. every timed call is also a correctness check, with fresh inputs.
 """
 import argparse
@@ -547,8 +548,8 @@ class _Remote:
         return self.reply(timeout)
 
     def timed(self, b):
-        """(worker's ms, judge's ms, output aliases an input) for one call. The judge's clock is the one that counts:
-        it stops only when the output is checked and in the judge's buffers, so no work can hide after it."""
+        """(worker's ms, judge's ms, output aliases an input) for one call. The judge's clock stops only when the
+        output is checked and in the judge's buffers, so no work can hide after it."""
         self("prep")
         t0 = _perf()
         ms, alias = self("run", b)
@@ -731,11 +732,12 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     ref("mode", True)
 
     # warm-up, then paired rounds in random order, each with fresh inputs in reused buffers, each output checked
-    clock, overhead, k = {"ref": [], "cand": []}, [], 0
+    clock, k = {"ref": [], "cand": []}, 0  # per side: (worker's ms, judge's ms) of each timed call
     while True:
         timed = k >= o.warmup
         n = len(clock["ref"])
-        if n >= o.max_rounds or (n >= o.min_rounds and min(map(sum, clock.values())) >= o.time_budget_s * 1e3):
+        spent = min(sum(j for _, j in c) for c in clock.values())
+        if n >= o.max_rounds or (n >= o.min_rounds and spent >= o.time_budget_s * 1e3):
             break
         b = k % 2
         xs = _vary(pool[rng.randrange(2)], "fresh", gen)
@@ -745,8 +747,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
             ms, judge_ms, alias = (ref if side == "ref" else cand).timed(b)
             got[side] = [r.clone() for r in recv[side == "cand"]]  # the answer as it stood when the clock stopped
             if timed:
-                clock[side].append(judge_ms)
-                overhead += [judge_ms - ms] if side == "ref" else []  # the trusted side's messaging and copy
+                clock[side].append((ms, judge_ms))
         where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
         if not _intact(stage[b], xs):  # the reference was checked not to do this
             raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
@@ -762,9 +763,11 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         seen.append(_fingerprint(got["ref"], idx))
         k += 1
     audit()
-    # both sides on the judge's clock, less the reference worker's own median time spent outside forward
-    c = _spread(overhead)[1]
-    (ref_spread, ref_ms), (cand_spread, cand_ms) = (_spread([max(t - c, 1e-3) for t in clock[s]]) for s in clock)
+    # a call costs what the worker's (precise) clock saw, plus whatever the judge's clock saw beyond the reference
+    # worker's usual messaging and copy-out: work hidden between forward and the answer is charged, to both sides alike
+    usual = _spread([j - m for m, j in clock["ref"]])[1]
+    (ref_spread, ref_ms), (cand_spread, cand_ms) = (_spread([m + max(0.0, j - m - usual) for m, j in clock[s]])
+                                                    for s in ("ref", "cand"))
     return Result("ok", "", "", True, ref_ms / cand_ms, ref_ms, cand_ms, ref_spread, cand_spread, max_err=worst,
                   rounds=len(clock["ref"]))
 
