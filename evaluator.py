@@ -14,7 +14,8 @@ Workers (and anything they start) are killed at the end: nothing a candidate cha
 Order: reference first, correctness gate, then timing (llm.c's discipline). tests/corpus holds one file per attack.
 
 Protects against (the check's name starts `reason`):
- 1. crashes, hangs, illegal memory accesses, OOM, output floods: `crash`, `timeout`, `cuda_error`, `oom` cost one result.
+ 1. crashes, hangs, illegal memory accesses, OOM, output floods: `crash`, `timeout`, `cuda_error`, `oom`, each
+    costing one result.
  2. malformed candidates: `syntax`, `no_modelnew`, `signature`, `build` (compiler error, trimmed), `import`.
  3. wrong results: 4 input sets from 3 distributions (the task's own, wide scale, edge values: zeros and large
     magnitudes), tolerance per output calibrated against float64 (`values`, `nonfinite`, `output_shape/dtype/device`);
@@ -71,6 +72,7 @@ import math
 import multiprocessing as mp
 import os
 import random
+import re
 import resource
 import secrets
 import sys
@@ -166,7 +168,8 @@ class Result:
     cand_ms: float | None = None
     ref_spread: float | None = None  # (p75 - p25) / median of the timed rounds
     cand_spread: float | None = None
-    same_as_reference: bool = False  # the candidate's model class is the reference's, renamed: no speedup credit
+    same_as_reference: bool = False  # the reference's code renamed, or exactly its ops: no speedup credit
+    speedup_kind: str = ""           # custom_kernel | framework_ops | reference_ops (see speedup_kind)
     max_err: float | None = None     # worst error / tolerance seen on the correctness sets (<= 1 passes)
     rounds: int = 0
     seconds: float = 0.0
@@ -194,7 +197,7 @@ def _short(text, lines=25, width=4000):
 
 @dataclass
 class Options:
-    tol: float = 1e-4            # fp32 error floor, relative to the output's RMS; fp16/bf16 floors are LOW_PRECISION_TOL
+    tol: float = 1e-4            # fp32 error floor, relative to the output's RMS (fp16/bf16: LOW_PRECISION_TOL)
     tol_slack: float = 10.0      # tolerance = max(floor, slack x the reference's own error against float64)
     warmup: int = 3              # untimed (but checked) calls per side before timing
     min_rounds: int = 10         # paired timed rounds, at least
@@ -311,7 +314,8 @@ def _watched():
 
 
 def _attr_ids():
-    return {name: ({k: id(v) for k, v in list(vars(obj).items())}, strict) for name, (obj, strict) in _watched().items()}
+    return {name: ({k: id(v) for k, v in list(vars(obj).items())}, strict)
+            for name, (obj, strict) in _watched().items()}
 
 
 def _patched(before):
@@ -333,7 +337,8 @@ def _flags():
         "fp16_reduced_precision": lambda: b.cuda.matmul.allow_fp16_reduced_precision_reduction,
         "bf16_reduced_precision": lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction,
         "float32_matmul_precision": torch.get_float32_matmul_precision, "num_threads": torch.get_num_threads,
-        "default_dtype": torch.get_default_dtype, "deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
+        "default_dtype": torch.get_default_dtype,
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
     }
     out = {}
     for k, get in getters.items():
@@ -377,11 +382,13 @@ class Worker:
             l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
             self.flush_buf = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=self.device)
         (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
-        importlib.import_module("torch.utils.cpp_extension")  # before the baselines (and never in the forkserver:
-        # importing it there queries CUDA, after which forked children cannot use CUDA)
+        for name in ("torch.utils.cpp_extension", "torch._dynamo"):  # before the baselines, as their imports change
+            importlib.import_module(name)  # torch (dynamo wraps torch.manual_seed); never in the forkserver, where
+            # importing cpp_extension queries CUDA, after which forked children cannot use CUDA
         self.attrs, self.flags0, self.threads0 = _attr_ids(), _flags(), threading.active_count()
         Path(ext_dir).mkdir(parents=True, exist_ok=True)
-        self.mod, self.consts = self.build(src, ext_dir, env, cls_name.lower(), Path(logdir) / f"{cls_name.lower()}.py"), consts
+        self.ext_dir, name = ext_dir, cls_name.lower()
+        self.mod, self.consts = self.build(src, ext_dir, env, name, Path(logdir) / f"{name}.py"), consts
         self._check_consts()
         cls = getattr(self.mod, cls_name, None)
         if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
@@ -390,7 +397,8 @@ class Worker:
         try:
             self.model = cls(*init_args).to(self.device)
         except Exception as e:
-            raise Verdict("runtime_error", "exception", f"{cls_name}(*get_init_inputs()) failed: {_describe(e)}") from None
+            raise Verdict("runtime_error", "exception",
+                          f"{cls_name}(*get_init_inputs()) failed: {_describe(e)}") from None
 
     def buffers(self, stage):
         self.stage = stage  # two lists of forward arguments; their tensors live in memory shared with the judge
@@ -428,13 +436,14 @@ class Worker:
         ms = (_perf() - t0) * 1e3
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
-            raise Verdict("wrong_output", "output_shape", f"forward returned {len(outs)} outputs, expected {len(self.recv)}")
+            raise Verdict("wrong_output", "output_shape",
+                          f"forward returned {len(outs)} outputs, expected {len(self.recv)}")
         for o, r in zip(outs, self.recv):
             if type(o) is not torch.Tensor:
                 raise Verdict("rejected", "lazy_output", f"forward returned {type(o).__module__}.{type(o).__name__}; "
                               "outputs must be plain torch.Tensor with their values computed")
-            for what, got, want in (("output_device", o.device, r.device), ("output_shape", tuple(o.shape), tuple(r.shape)),
-                                    ("output_dtype", o.dtype, r.dtype)):
+            for what, got, want in (("output_device", o.device, r.device), ("output_dtype", o.dtype, r.dtype),
+                                    ("output_shape", tuple(o.shape), tuple(r.shape))):
                 if got != want:
                     raise Verdict("wrong_output", what, f"output has {what[7:]} {got}, expected {want}")
             p, n = o.untyped_storage().data_ptr(), o.untyped_storage().nbytes()
@@ -451,13 +460,43 @@ class Worker:
     def _probe(self, outs, snap):
         """On correctness calls: is the output still changing after forward returned?"""
         if self.cuda and any(s is not None and not _same(s, o) for s, o in zip(snap, outs)):
-            raise Verdict("rejected", "side_stream", "the output was still being written after forward returned and its "
-                          "stream finished: work on another stream is not joined to the current stream")
+            raise Verdict("rejected", "side_stream", "the output was still being written after forward returned and "
+                          "its stream finished: work on another stream is not joined to the current stream")
         time.sleep(0.02)
         _device_sync(self.device)
         if any(not _same(r, o) for r, o in zip(self.recv, outs)):
             raise Verdict("rejected", "background_thread", "the output changed after forward returned: work "
                           "continues in the background")
+
+    def profile(self, b):
+        """What one call runs: aten ops (name -> count), GPU kernel names, calls into the module's own builds."""
+        from torch.profiler import ProfilerActivity, profile
+        homes = [*vars(self.mod).values(), *vars(self.model).values()]
+        exts = [m for m in homes if isinstance(m, types.ModuleType) and
+                str(getattr(m, "__file__", "")).startswith(self.ext_dir)]  # what load_inline built for this source
+        calls, undo = [0], []
+        for ext in exts:
+            for k, fn in list(vars(ext).items()):
+                if callable(fn) and not k.startswith("_"):
+                    def counted(*a, _fn=fn, **kw):
+                        calls[0] += 1
+                        return _fn(*a, **kw)
+                    setattr(ext, k, counted)
+                    undo.append((ext, k, fn))
+        try:
+            with profile(activities=[ProfilerActivity.CPU] + [ProfilerActivity.CUDA] * self.cuda) as prof:
+                self.model(*self.stage[b])
+                _device_sync(self.device)
+        finally:
+            for ext, k, fn in undo:
+                setattr(ext, k, fn)
+        events = prof.events()
+        ops = {}
+        for e in events:
+            if e.name.startswith("aten::"):
+                ops[e.name] = ops.get(e.name, 0) + 1
+        kernels = sorted({e.name for e in events if e.device_type == torch.autograd.DeviceType.CUDA})
+        return {"ops": ops, "kernels": kernels, "ext_calls": calls[0], "has_ext": bool(exts)}
 
     def _check_consts(self):
         for k, v in self.consts.items():
@@ -468,8 +507,8 @@ class Worker:
 
     def audit(self):
         self._check_consts()
-        hooks = [f"sys.{f.__name__[3:]}" for f in (sys.getprofile, sys.gettrace, threading.getprofile, threading.gettrace)
-                 if f() is not None]
+        getters = (sys.getprofile, sys.gettrace, threading.getprofile, threading.gettrace)
+        hooks = [f"{f.__module__}.{f.__name__[3:]}" for f in getters if f() is not None]
         bad = _patched(self.attrs) + hooks
         if bad:
             raise Verdict("rejected", "monkeypatch", f"replaced: {', '.join(sorted(bad)[:8])}")
@@ -640,6 +679,18 @@ def _replays(c, want, idx, earlier):
     return not close(now, here) and any(close(now, fp) for fp in earlier)
 
 
+def speedup_kind(ref_prof, cand_prof, cand_src, cuda):
+    """'custom_kernel' if code built from the candidate's own source ran (a __global__ or @triton.jit kernel of its
+    source on the GPU; a call into its C++ extension on the CPU), 'reference_ops' if it ran exactly the reference's
+    aten ops, else 'framework_ops' (library and framework calls only)."""
+    own = set(re.findall(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", cand_src))
+    own |= set(re.findall(r"@triton\.jit[^\n]*\n\s*def\s+(\w+)", cand_src))
+    ran = any(re.search(rf"\b{k}(?:_[0-9d]+)?\b", n) for n in cand_prof["kernels"] for k in own)  # Triton: name_0d1d
+    if ran or (not cuda and cand_prof["ext_calls"]):
+        return "custom_kernel"
+    return "reference_ops" if cand_prof["ops"] == ref_prof["ops"] else "framework_ops"
+
+
 def _spread(xs):
     q = torch.tensor(xs, dtype=torch.float64).quantile(torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
     return float((q[2] - q[0]) / q[1]), float(q[1])
@@ -669,12 +720,13 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         model64 = None
     gen = torch.Generator(device=device).manual_seed(secrets.randbits(62))
     pool = [_make_inputs(ref_mod, device, secrets.randbits(62)) for _ in range(2)]
-    checks = [("task", pool[0]), ("task", pool[1]), ("wide", _vary(pool[0], "wide", gen)), ("edge", _vary(pool[1], "edge", gen))]
+    checks = [("task", pool[0]), ("task", pool[1]), ("wide", _vary(pool[0], "wide", gen)),
+              ("edge", _vary(pool[1], "edge", gen))]
     share = (lambda t: t) if device.startswith("cuda") else (lambda t: t.share_memory_())
     stage = [[share(x.clone()) if isinstance(x, torch.Tensor) else x for x in pool[0]] for _ in range(2)]
     ref("buffers", stage)
     spec = ref("shapes", 0)
-    recv = [[share(torch.empty(s, dtype=d, device=device)) for s, d in spec] for _ in range(2)]  # [reference, candidate]
+    recv = [[share(torch.empty(s, dtype=d, device=device)) for s, d in spec] for _ in range(2)]  # [ref, candidate]
     ref("outputs", recv[0])
     cand.reply(o.build_timeout_s)
     cand("buffers", stage)
@@ -686,7 +738,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         """One untimed call; then the judge checks the inputs are intact and the output is the worker's own."""
         ms, alias = w("run", b, probe)
         if not _intact(stage[b], xs):
-            who = "the reference modifies its own inputs; fix the task" if w is ref else "the candidate modified its inputs"
+            who = "the reference modifies its inputs; fix the task" if w is ref else "the candidate modified its inputs"
             raise Verdict("runtime_error" if w is ref else "rejected", "reference" if w is ref else "input_mutation",
                           f"{who} ({where})")
         if alias:
@@ -731,6 +783,14 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         cand("mode", True)
     ref("mode", True)
 
+    # what kind of speedup this is: the candidate's own kernel, library calls, or the reference's own ops
+    try:
+        profs = ref("profile", 0), cand("profile", 0)
+        kind = speedup_kind(*profs, cand_src, device.startswith("cuda"))
+    except RuntimeError as e:  # the profiler itself can be unavailable (no CUPTI): say so, judge the rest
+        profs, kind = ({"has_ext": False},) * 2, f"unknown ({e})"[:80]
+    note = ("custom kernel built but never ran; " if profs[1]["has_ext"] and kind != "custom_kernel" else "")
+
     # warm-up, then paired rounds in random order, each with fresh inputs in reused buffers, each output checked
     clock, k = {"ref": [], "cand": []}, 0  # per side: (worker's ms, judge's ms) of each timed call
     while True:
@@ -758,8 +818,8 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
             bad = verdict_on(j, c, r, 2 * t, where)
             if bad:
-                raise Verdict("rejected", "phase_branch", f"correct on the {len(checks)} correctness calls but wrong on "
-                              f"{where} ({bad[1]}): phase-dependent output or a race")
+                raise Verdict("rejected", "phase_branch", f"correct on the {len(checks)} correctness calls but wrong "
+                              f"on {where} ({bad[1]}): phase-dependent output or a race")
         seen.append(_fingerprint(got["ref"], idx))
         k += 1
     audit()
@@ -768,8 +828,8 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     usual = _spread([j - m for m, j in clock["ref"]])[1]
     (ref_spread, ref_ms), (cand_spread, cand_ms) = (_spread([m + max(0.0, j - m - usual) for m, j in clock[s]])
                                                     for s in ("ref", "cand"))
-    return Result("ok", "", "", True, ref_ms / cand_ms, ref_ms, cand_ms, ref_spread, cand_spread, max_err=worst,
-                  rounds=len(clock["ref"]))
+    return Result("ok", note, "", True, ref_ms / cand_ms, ref_ms, cand_ms, ref_spread, cand_spread,
+                  same_as_reference=kind == "reference_ops", speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]))
 
 
 def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, ext_dirs, env, logdir):
@@ -796,10 +856,25 @@ def _context():
     """A forkserver that has imported torch (but never touched CUDA): new processes start in ~0.1 s, not seconds."""
     global _CTX
     if _CTX is None:
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads of one side must not spin while the other runs
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one side's idle OpenMP threads must not spin
         _CTX = mp.get_context("forkserver")
         _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "evaluator"])
     return _CTX
+
+
+def _start(procs):
+    """Start processes. Children re-import the caller's main script; from stdin or a notebook there is none."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    fake = path is not None and not os.path.isfile(path)
+    if fake:
+        del main.__file__
+    try:
+        for p in procs:
+            p.start()
+    finally:
+        if fake:
+            main.__file__ = path
 
 
 def _build_dir(src, device):
@@ -830,14 +905,13 @@ def _run_judge(ref_src, cand_src, device, o, logdir):
     ctx = _context()
     pipes = {role: ctx.Pipe() for role in ("reference", "candidate")}
     rx, tx = ctx.Pipe(duplex=False)
-    workers = {role: ctx.Process(target=_worker_main, args=(pipes[role][1], device, logdir, role), name=f"cudal1-{role}")
-               for role in pipes}
+    workers = {role: ctx.Process(target=_worker_main, args=(pipes[role][1], device, logdir, role),
+                                 name=f"cudal1-{role}") for role in pipes}
     judge_p = ctx.Process(target=_judge_main, name="cudal1-judge", args=(
         tx, pipes["reference"][0], pipes["candidate"][0], ref_src, cand_src, device, asdict(o),
         (_build_dir(ref_src, device), _build_dir(cand_src, device)), _env(), logdir))
     procs = [*workers.values(), judge_p]
-    for p in procs:
-        p.start()
+    _start(procs)
     for conn in (tx, *pipes["reference"], *pipes["candidate"]):
         conn.close()
     try:
@@ -878,9 +952,10 @@ def evaluate(ref_src, cand_src, device="cpu", **opts):
         finally:
             import shutil
             shutil.rmtree(logdir, ignore_errors=True)
-    fail.same_as_reference = same
-    if same and fail.status == "ok":
-        fail.reason = "same_as_reference: the model class is the reference's renamed; no speedup credit"
+    if fail.status == "ok" and (same or fail.same_as_reference):
+        why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
+        fail.reason = f"same_as_reference: {why}; no speedup credit. " + fail.reason
+    fail.same_as_reference = same or fail.same_as_reference
     fail.seconds = round(time.time() - t0, 3)
     return fail
 
@@ -903,8 +978,9 @@ def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True):
         while todo and len(running) < jobs:
             src = todo.pop()
             here, there = ctx.Pipe()
-            p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}"), name="cudal1-build")
-            p.start()
+            p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}"),
+                            name="cudal1-build")
+            _start([p])
             there.close()
             here.send(("prebuild", src, _build_dir(src, device), env))
             running.append((src, p, here, time.time()))
@@ -937,7 +1013,8 @@ def _bar(total, desc, on):
 def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, **opts):
     """Evaluate (ref_src, cand_src) pairs: builds in parallel first, then one evaluation at a time (clean timing)."""
     o = Options(**opts)
-    failed = build_all([c for r, c in pairs if static_check(r, c)[0] is None], device, jobs, o.build_timeout_s, progress)
+    ok_so_far = [c for r, c in pairs if static_check(r, c)[0] is None]
+    failed = build_all(ok_so_far, device, jobs, o.build_timeout_s, progress)
     results, bar = [], _bar(len(pairs), "evaluate", progress)
     for ref_src, cand_src in pairs:
         res = copy.copy(failed[cand_src]) if cand_src in failed else evaluate(ref_src, cand_src, device, **opts)

@@ -45,7 +45,8 @@ def run_corpus(which, device, opts):
         task, status, check, _ = header(f)
         hit = r.status == status and (status == "ok" or r.check == check)
         rows.append(dict(file=f"{f.parent.name}/{f.stem}", task=task, expect=f"{status} {check}".strip(),
-                         got=f"{r.status} {r.check}".strip(), match=hit, speedup=r.speedup, seconds=r.seconds,
+                         got=f"{r.status} {r.check}".strip(), match=hit, speedup=r.speedup, kind=r.speedup_kind,
+                         seconds=r.seconds,
                          reason=r.reason[:600]))
     return rows, time.time() - t0
 
@@ -78,10 +79,11 @@ def main():
         rows, secs = run_corpus(a.corpus, a.device, opts)
         report["corpus"] = dict(rows=rows, seconds=secs)
         print(f"\n## corpus on CUDA ({len(rows)} files, {secs:.0f} s)\n")
-        print("| file | expect | got | match | speedup |\n|---|---|---|---|---|")
+        print("| file | expect | got | match | speedup | kind |\n|---|---|---|---|---|---|")
         for r in rows:
             sp = f"{r['speedup']:.2f}" if r["speedup"] else "-"
-            print(f"| {r['file']} | {r['expect']} | {r['got']} | {'yes' if r['match'] else 'NO'} | {sp} |")
+            hit = "yes" if r["match"] else "NO"
+            print(f"| {r['file']} | {r['expect']} | {r['got']} | {hit} | {sp} | {r['kind']} |")
         for r in rows:
             if not r["match"]:
                 print(f"MISMATCH {r['file']}: {r['reason']}")
@@ -97,7 +99,8 @@ def main():
             ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
             ms = f"{r['ref_ms']:.3f}" if r["ref_ms"] else "-"
             sp = f"{100 * r['ref_spread']:.1f}%" if r["ref_spread"] is not None else "-"
-            print(f"| {r['task']} | {r['status']} {'' if r['status'] == 'ok' else r['reason'][:80]} | {ratio} | {ms} | {sp} |")
+            why = "" if r["status"] == "ok" else r["reason"][:80]
+            print(f"| {r['task']} | {r['status']} {why} | {ratio} | {ms} | {sp} |")
         if ratios:
             q = statistics.quantiles(ratios, n=20) if len(ratios) > 1 else ratios * 19
             print(f"ratio min {ratios[0]:.3f}  p5 {q[0]:.3f}  median {statistics.median(ratios):.3f}  p95 {q[-1]:.3f}  "

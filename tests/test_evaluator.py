@@ -93,3 +93,64 @@ def test_cli_usage_errors_exit_nonzero(tmp_path):
 def test_cuda_identical_code_ratio_near_one():
     res = E.evaluate(RELU, SAME, "cuda")
     assert res.status == "ok" and 0.9 < res.speedup < 1.1
+
+
+SAME_OPS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        y = F.relu(x)  # written differently, but exactly the reference's aten ops
+        return y
+"""
+
+UNUSED_KERNEL = """
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = "torch::Tensor twice(torch::Tensor x) { return x * 2; }"
+ext = load_inline(name="unused_kernel", cpp_sources=CPP, functions=["twice"], verbose=False)
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.clamp_min(0.0)  # the extension above is built but never called
+"""
+
+USED_KERNEL = UNUSED_KERNEL.replace('return x.clamp_min(0.0)  # the extension above is built but never called',
+                                    'return ext.twice(x).clamp_min(0.0) * 0.5')
+
+
+def test_speedup_kind_separates_own_kernels_library_ops_and_the_references_ops():
+    same_ops = E.evaluate(RELU, SAME_OPS, "cpu", **FAST)
+    assert same_ops.status == "ok" and same_ops.speedup_kind == "reference_ops"
+    assert same_ops.same_as_reference and "exactly the reference's ops" in same_ops.reason
+    library = E.evaluate(RELU, HONEST, "cpu", **FAST)
+    assert library.speedup_kind == "framework_ops" and not library.same_as_reference
+    unused = E.evaluate(RELU, UNUSED_KERNEL, "cpu", **FAST)
+    assert unused.status == "ok" and unused.speedup_kind == "framework_ops"
+    assert "never ran" in unused.reason
+    used = E.evaluate(RELU, USED_KERNEL, "cpu", **FAST)
+    assert used.status == "ok" and used.speedup_kind == "custom_kernel", used.reason
+
+
+def test_speedup_kind_matches_gpu_kernel_names_from_the_source():
+    cuda_src = '__global__ void relu_kernel(const float* x, float* y, long n) {}\n@triton.jit\ndef fused_gelu(x_ptr):'
+    ref_prof = {"ops": {"aten::relu": 1}, "kernels": ["vectorized_elementwise_kernel<4, ...>"], "ext_calls": 0}
+    mine = {"ops": {}, "kernels": ["relu_kernel(float const*, float*, long)"], "ext_calls": 1}
+    assert E.speedup_kind(ref_prof, mine, cuda_src, cuda=True) == "custom_kernel"
+    triton = {"ops": {}, "kernels": ["fused_gelu_0d1d"], "ext_calls": 0}  # Triton appends a signature suffix
+    assert E.speedup_kind(ref_prof, triton, cuda_src, cuda=True) == "custom_kernel"
+    other = {"ops": {}, "kernels": ["fused_gelu_backward"], "ext_calls": 0}  # another kernel, not ours
+    assert E.speedup_kind(ref_prof, other, cuda_src, cuda=True) == "framework_ops"
+    lib_only = {"ops": {"aten::clamp_min": 1}, "kernels": ["vectorized_elementwise_kernel"], "ext_calls": 1}
+    assert E.speedup_kind(ref_prof, lib_only, cuda_src, cuda=True) == "framework_ops"  # a call is not a kernel on GPU
+    assert E.speedup_kind(ref_prof, dict(ref_prof), "", cuda=True) == "reference_ops"
