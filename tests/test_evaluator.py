@@ -125,9 +125,6 @@ class ModelNew(nn.Module):
         return x.clamp_min(0.0)  # the extension above is built but never called
 """
 
-USED_KERNEL = UNUSED_KERNEL.replace('return x.clamp_min(0.0)  # the extension above is built but never called',
-                                    'return ext.twice(x).clamp_min(0.0) * 0.5')
-
 
 def test_speedup_kind_separates_own_kernels_library_ops_and_the_references_ops():
     same_ops = E.evaluate(RELU, SAME_OPS, "cpu", **FAST)
@@ -137,9 +134,7 @@ def test_speedup_kind_separates_own_kernels_library_ops_and_the_references_ops()
     assert library.speedup_kind == "framework_ops" and not library.same_as_reference
     unused = E.evaluate(RELU, UNUSED_KERNEL, "cpu", **FAST)
     assert unused.status == "ok" and unused.speedup_kind == "framework_ops"
-    assert "never ran" in unused.reason
-    used = E.evaluate(RELU, USED_KERNEL, "cpu", **FAST)
-    assert used.status == "ok" and used.speedup_kind == "custom_kernel", used.reason
+    assert "never ran" in unused.reason  # (C++ kernels that do run: tests/corpus/honest/cpp_*, kind custom_kernel)
 
 
 def test_speedup_kind_matches_gpu_kernel_names_from_the_source():
