@@ -1,6 +1,13 @@
-"""rl.py: CUDA-L1's contrastive RL loop: prompt with scored variants, sample G rewrites, time them, GRPO-update.
+"""rl.py: CUDA-L1's three stages: collect and fine-tune on working variants, self-supervise, then contrastive RL.
 
-What it does, each step
+--stage collect  per task, sample plain-prompt attempts until collect_successes are correct (or collect_attempts
+                 are spent); every attempt with its evaluation to OUT/collected.jsonl (stage 1's data)
+--stage sft      supervised fine-tuning on the working candidates of --data (loss on completion tokens only)
+--stage ssl      ssl_rounds of: G samples per task -> evaluate -> fine-tune on the correct ones only (reward 1 or 0)
+                 -> those into the exemplar database (score = measured speedup) that stage 3 reads
+--stage rl       (default) contrastive RL; --init-from DIR starts any stage from an earlier one's weights and database
+
+What the RL stage does, each step
     pick tasks -> contrastive prompts (reference + 2 scored variants from the run's exemplar database) -> G sampled
     completions per prompt -> ONE evaluator call for all of them -> speedup rewards (normalised, clipped) -> group
     advantages -> GRPO update (mu AdamW steps over grad_accum micro-batches) -> correct codes into the database ->
@@ -12,12 +19,16 @@ How to run
     python rl.py --task all --steps 200          # GPU + network: Qwen2.5-Coder-1.5B-Instruct on every task
     python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
     python rl.py --help                          # every flag, its default and its one-line meaning
+    python rl.py --stage collect --task 'cpu/*' --out runs/s0     # then: --stage sft --data runs/s0/collected.jsonl
+    python rl.py --stage ssl --init-from runs/s1 --out runs/s2    # then: --stage rl --init-from runs/s2 --out runs/s3
     Booleans are --flag / --no-flag. Any rollout replays: the group of (step, task) is sampled after
     torch.manual_seed(seed_for(seed, step, task)); sample g is row g of that batch.
 
 Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whose default is the paper's setting
-    1. Stage 3 (contrastive RL) only, starting from an instruction-tuned model: no SFT / self-supervised stages here,
-       and a far smaller default model (Qwen2.5-Coder-1.5B-Instruct) than the paper's.
+    1. A far smaller default model (Qwen2.5-Coder-1.5B-Instruct) than the paper's. Stage 1 data come from sampling
+       the policy itself (any JSONL of working codes will do); a record with code but no reply is trained as a reply
+       with two one-line stock sections. Stage 2 checks correctness with 1-2 timed rounds, so the speedups it stores
+       in the database are rough; stage 3 prompts show them as measured.
     2. Group size, tasks per step, beta, eps, lr, mu, grad_accum are not published: the defaults below are ours.
     3. Each task's reference seeds its database at score 1.0, so even step 1 prompts are contrastive.
     4. Rewards are normalised over the whole step (all tasks' samples together), then clipped (k = 1.5), then
@@ -27,9 +38,10 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
     6. Weights stay fp32 with bf16 autocast on CUDA: AdamW steps of lr 1e-6 vanish when added to bf16 weights.
     7. --device cpu runs the whole loop without a GPU: CPU tasks, C++/PyTorch candidates timed by wall clock.
     8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights).
+    9. Fine-tuning (sft, ssl) is the mean negative log-likelihood over completion tokens (prompt masked), at
+       temperature 1; the records' order is reshuffled per epoch from (seed, epoch).
 """
 import argparse
-import copy
 import inspect
 import json
 import os
@@ -49,16 +61,18 @@ from tqdm import tqdm
 
 import evaluator
 from cudal1 import ExemplarDB, compute_rewards, group_advantages, grpo_loss, sample_exemplars
-from prompts import build_prompt, extract_code, render
+from prompts import ANSWER_CUE, build_prompt, extract_code, render
 
 # ---------------------------------------------------------------------------- config
 
 
 @dataclass
 class Config:
+    stage: str = "rl"                 # collect|sft|ssl|rl: which CUDA-L1 stage to run (see the module docstring)
+    init_from: str = ""               # an earlier stage's folder: its ckpt.pt weights and exemplars start this run
     task: str = "all"                 # tasks: 'all', a stem, a glob ('level1/*'), a path, or a comma list of these
     tasks_dir: str = str(evaluator.TASKS_DIR)  # folder of KernelBench-format task files (a KernelBench level works)
-    steps: int = 200                  # RL steps to run (a resumed run stops at this step too)
+    steps: int = 200                  # RL steps (sft: AdamW steps) to run (a resumed run stops at this step too)
     device: str = "auto"              # auto|cpu|cuda: where the policy runs and the candidates are timed
     model: str = ""                   # hub id, local folder, .gguf file or tiny; "" = hub model on GPU, else tiny
     out: str = ""                     # run folder; '' = runs/<date>-<time>
@@ -94,10 +108,15 @@ class Config:
     eval_time_budget: float = 1.0     # seconds of timed calls per side, after the evaluator's minimum rounds
     eval_jobs: int = 0                # parallel candidate builds (0 = the evaluator's choice)
     ckpt_every: int = 10              # checkpoint every this many steps (and at the end)
+    collect_attempts: int = 16        # collect: samples per task at most
+    collect_successes: int = 4        # collect: stop sampling a task after this many correct samples
+    data: str = ""                    # sft: JSONL of records with ref_code and completion or code (collected.jsonl)
+    sft_batch: int = 16               # sft, ssl: records per AdamW step (split into grad_accum micro-batches)
+    ssl_rounds: int = 3               # ssl: rounds of sample -> keep the correct -> fine-tune on them
 
 
-CHOICES = {"device": ("auto", "cpu", "cuda"), "loss_variant": ("grpo", "dapo", "drgrpo"),
-           "exemplar_mode": ("contrastive", "random", "best")}
+CHOICES = {"stage": ("collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
+           "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best")}
 DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
 
 
@@ -114,11 +133,14 @@ def check_config(cfg):
             raise ConfigError(f"{f.name} must be {f.type.__name__}, got {v!r}")
         if f.name in CHOICES and v not in CHOICES[f.name]:
             raise ConfigError(f"{f.name} must be one of {'|'.join(CHOICES[f.name])}, got {v!r}")
-    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "grad_accum"):
+    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "grad_accum",
+                 "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds"):
         if getattr(cfg, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
+    if cfg.stage == "sft" and not cfg.data:
+        raise ConfigError("--stage sft needs --data FILE.jsonl (records with ref_code and completion or code)")
     return cfg
 
 
@@ -164,6 +186,11 @@ def resolve_config(cfg):
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
     cfg = replace(cfg, device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
+    if cfg.init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
+        raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
+                          "collected.jsonl to --stage sft as --data)")
+    if cfg.init_from and not cfg.model:  # the model whose weights the earlier stage trained
+        cfg = replace(cfg, model=json.loads((Path(cfg.init_from) / "config.json").read_text())["model"])
     if cfg.model:
         return cfg
     if device == "cpu":
@@ -244,6 +271,15 @@ def load_policy(cfg):
     return model.to(cfg.device).eval(), tok
 
 
+def initial_policy(cfg):
+    """The policy before this run's first step: --model, with the weights of --init-from's checkpoint when given."""
+    model, tok = load_policy(cfg)
+    if cfg.init_from:
+        state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location=cfg.device, weights_only=False)  # ours
+        model.load_state_dict(state["model"])
+    return model, tok
+
+
 def autocast(cfg):
     """bf16 compute on CUDA (fp32 weights); plain fp32 on CPU."""
     return torch.autocast("cuda", dtype=torch.bfloat16) if cfg.device == "cuda" else nullcontext()
@@ -270,10 +306,14 @@ def write_best(cfg, name, speedup, code, step):
 
 
 def open_database(cfg, tasks):
-    """The run's exemplar database (references seeded at 1.0) and the run's best correct code per task in it."""
+    """The run's exemplar database (references seeded at 1.0, --init-from's codes merged in) and the best correct
+    code per task in it."""
     db = ExemplarDB(Path(cfg.out) / "exemplars.jsonl")
     for name, ref in tasks:
         db.seed_reference(name, ref)
+    for e in read_jsonl(Path(cfg.init_from) / "exemplars.jsonl") if cfg.init_from else []:
+        # stored as step 0, so that a resume (which cuts entries past its checkpoint) keeps them; duplicates drop
+        db.add(e["task"], e["code"], e["score"], step=0, meta=dict(e.get("meta", {}), init_step=e.get("step", 0)))
     best = {}  # task -> (speedup, code, step)
     for e in (e for name in db.tasks() for e in db.entries(name) if not e.meta.get("reference")):
         if e.score > best.get(e.task, (0.0,))[0]:
@@ -335,12 +375,15 @@ def generate_all(cfg, model, tok, batch, prompts, step):
 # ---------------------------------------------------------------------------- loop: evaluate, reward, advantages
 
 
-def evaluate_all(cfg, batch, rollouts):
-    """Every candidate of the step against its task's reference, in ONE evaluator call; results in (B*G) order."""
+def evaluate_all(cfg, batch, rollouts, timing=None):
+    """Every rollout's code (extracted into r["codes"]) against its task's reference, in ONE evaluator call; results
+    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. CORRECTNESS_ONLY)."""
+    for r in rollouts:
+        r["codes"] = [extract_code(t).code for t in r["texts"]]
     pairs = [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
     return evaluator.evaluate_many(pairs, device=cfg.device, jobs=cfg.eval_jobs or None, progress=True,
                                    call_timeout_s=cfg.eval_timeout, build_timeout_s=cfg.eval_build_timeout,
-                                   time_budget_s=cfg.eval_time_budget)
+                                   **(timing or dict(time_budget_s=cfg.eval_time_budget)))
 
 
 def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
@@ -351,8 +394,6 @@ def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
     if reward_fn is not None:
         raw = np.array([x for (name, _), r in zip(batch, rollouts) for x in reward_fn(name, r["texts"])], dtype=float)
         return [], raw, raw
-    for r in rollouts:
-        r["codes"] = [extract_code(t).code for t in r["texts"]]
     results = evaluate_all(cfg, batch, rollouts)
     kw = dict(fail_reward=cfg.fail_reward, log_speedup=cfg.log_speedup, round_to_one=cfg.round_to_one)
     return (results, compute_rewards(results, normalize=False, clip=None, **kw),
@@ -361,8 +402,9 @@ def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
 # ---------------------------------------------------------------------------- loop: loss and update
 
 
-def token_logps(cfg, model, samples):
-    """Log-probs (m, T) of each sample's completion under `model` at the sampling temperature, and the mask (m, T).
+def token_logps(cfg, model, samples, temperature=None):
+    """Log-probs (m, T) of each sample's completion under `model` at the sampling temperature (or the one given), and
+    the mask (m, T).
 
     Samples are (prompt (P_i,), completion (T_i,), mask (T_i,)); prompts are left-padded to one length, positions
     counted over real tokens only, so the numbers match what generate() saw.
@@ -381,14 +423,31 @@ def token_logps(cfg, model, samples):
     with autocast(cfg):
         logits = model(input_ids=ids.to(dev), attention_mask=attn.to(dev), position_ids=pos.to(dev),
                        logits_to_keep=T + 1).logits[:, :-1]      # (m, T, V): position P-1+t predicts token t
-    logp = torch.log_softmax(logits.float() / cfg.temperature, dim=-1)
+    logp = torch.log_softmax(logits.float() / (temperature or cfg.temperature), dim=-1)
     return logp.gather(-1, ids[:, P:].to(dev).unsqueeze(-1)).squeeze(-1), mask.to(dev)  # (m, T), (m, T)
+
+
+def flat_samples(rollouts):
+    """(prompt ids, completion ids, mask) of every sample, in (B*G) order: what token_logps scores."""
+    return [(r["prompt"], c, k) for r in rollouts for c, k in zip(r["ids"], r["mask"])]  # N = B * G
+
+
+def micro_batches(cfg, n):
+    """Indices 0..n-1 split into grad_accum nearly equal micro-batches (fewer when n is smaller)."""
+    return [c.tolist() for c in np.array_split(np.arange(n), min(cfg.grad_accum, n))]
+
+
+def optimizer_step(cfg, model, opt):
+    """Clip the gradient norm (max_grad_norm; 0 = off), take the AdamW step; returns the norm before clipping."""
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm or float("inf"))
+    opt.step()
+    return float(norm)
 
 
 def update(cfg, model, ref_model, opt, rollouts, adv):
     """GRPO: old (and reference) log-probs once, no grad; then mu AdamW steps, each over grad_accum micro-batches."""
-    samples = [(r["prompt"], c, k) for r in rollouts for c, k in zip(r["ids"], r["mask"])]  # N = B * G
-    chunks = [c.tolist() for c in np.array_split(np.arange(len(samples)), min(cfg.grad_accum, len(samples)))]
+    samples = flat_samples(rollouts)
+    chunks = micro_batches(cfg, len(samples))
     total_tokens = sum(int(k.sum()) for _, _, k in samples)
     adv = adv.to(cfg.device)
     with torch.no_grad():
@@ -407,9 +466,7 @@ def update(cfg, model, ref_model, opt, rollouts, adv):
             share = int(mask.sum()) / total_tokens if cfg.loss_variant == "dapo" else len(c) / len(samples)
             (loss * share).backward()
             stats.update({"loss": loss.item() * share, **{k: v * share / cfg.mu for k, v in st.items()}})
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm or float("inf"))
-        stats["grad_norm"] += float(norm) / cfg.mu
-        opt.step()
+        stats["grad_norm"] += optimizer_step(cfg, model, opt) / cfg.mu
     bar.close()
     stats["loss"] /= cfg.mu
     return dict(stats, updated=True)
@@ -420,11 +477,16 @@ NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None,
 # ---------------------------------------------------------------------------- loop: log and checkpoint
 
 
+def is_success(res):
+    """A correct candidate that is not the reference renamed: what the database keeps and stage 2 trains on."""
+    return res.status == "ok" and not res.same_as_reference
+
+
 def record_winners(cfg, db, best, batch, rollouts, results, step):
     """Correct, non-reference candidates into the database (score = speedup); new per-task bests to OUT/best/."""
     codes = [(name, code) for (name, _), r in zip(batch, rollouts) for code in r.get("codes", [])]
     for (name, code), res in zip(codes, results):
-        if res.status != "ok" or res.same_as_reference or res.speedup is None:
+        if not is_success(res) or res.speedup is None:
             continue
         db.add(name, code, res.speedup, step=step, meta={"ref_ms": res.ref_ms, "cand_ms": res.cand_ms})
         if res.speedup > best.get(name, (0.0,))[0]:
@@ -432,20 +494,28 @@ def record_winners(cfg, db, best, batch, rollouts, results, step):
             write_best(cfg, name, *best[name])
 
 
-def log_step(cfg, step, batch, rollouts, raw, results, best, stats, times):
+def append_log(cfg, rec):
+    """One record as a line of OUT/log.jsonl."""
+    with open(Path(cfg.out) / "log.jsonl", "a") as f:
+        f.write(json.dumps(rec) + "\n")
+
+
+def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
+    clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update.
 
     mean/max_reward are raw rewards (speedup, or fail_reward); pass_rate is the share of status ok (with a toy
     reward_fn: the share of positive rewards); best_speedup is the run's best correct speedup per task so far.
     """
+    t0, t1, t2, t3 = clock
+    times = dict(gen_s=t1 - t0, eval_s=t2 - t1, update_s=t3 - t2, step_s=time.perf_counter() - t0)
     n_ok = sum(r.status == "ok" for r in results) if results else int((raw > 0).sum())
     tokens = float(np.mean([int(k.sum()) for r in rollouts for k in r["mask"]]))
     rec = dict(step=step, tasks=[name for name, _ in batch], mean_reward=float(raw.mean()),
                max_reward=float(raw.max()), pass_rate=n_ok / len(raw),
                best_speedup={name: b[0] for name, b in sorted(best.items())},
                status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
-    with open(Path(cfg.out) / "log.jsonl", "a") as f:
-        f.write(json.dumps(rec) + "\n")
+    append_log(cfg, rec)
     top = f"{max(rec['best_speedup'].values()):.2f}x" if best else "-"
     print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%} | best {top} | "
           f"{times['step_s']:.1f} s/step", flush=True)
@@ -453,7 +523,7 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, times):
 
 
 def save_plot(cfg):
-    """OUT/progress.png: reward, pass rate and best speedup per step (skipped without matplotlib)."""
+    """OUT/progress.png: reward, pass rate and best speedup per step, or sft's loss (skipped without matplotlib)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -461,18 +531,25 @@ def save_plot(cfg):
     except ImportError:
         return
     recs = read_jsonl(Path(cfg.out) / "log.jsonl")
-    curves = {"mean reward": [r["mean_reward"] for r in recs], "pass rate": [r["pass_rate"] for r in recs],
-              "best speedup": [max(r["best_speedup"].values(), default=float("nan")) for r in recs]}
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.5), layout="tight")
-    for ax, (title, ys) in zip(axes, curves.items()):
+    if not recs:
+        return
+    curves = {"sft loss": [r["loss"] for r in recs]}  # an sft run logs a loss per step
+    if "mean_reward" in recs[0]:
+        curves = {"mean reward": [r["mean_reward"] for r in recs], "pass rate": [r["pass_rate"] for r in recs],
+                  "best speedup": [max(r["best_speedup"].values(), default=float("nan")) for r in recs]}
+    fig, axes = plt.subplots(1, len(curves), figsize=(4.4 * len(curves), 3.5), layout="tight", squeeze=False)
+    for ax, (title, ys) in zip(axes[0], curves.items()):
         ax.plot([r["step"] for r in recs], ys)
         ax.set(title=title, xlabel="step")
     fig.savefig(Path(cfg.out) / "progress.png")
     plt.close(fig)
 
 
-def save_checkpoint(cfg, model, opt, step):
-    """OUT/ckpt.pt: weights, optimizer, RNG states, step; written to a tmp file then renamed (never half-written)."""
+def save_checkpoint(cfg, model, opt, step, last):
+    """At every ckpt_every-th step and at the last: OUT/ckpt.pt with weights, optimizer, RNG states, step; written to
+    a tmp file then renamed (never half-written)."""
+    if step != last and not (cfg.ckpt_every and step % cfg.ckpt_every == 0):
+        return
     state = dict(step=step, model=model.state_dict(), optim=opt.state_dict(),
                  rng=dict(torch=torch.get_rng_state(), numpy=np.random.get_state(), python=random.getstate(),
                           cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
@@ -513,33 +590,135 @@ def restore(cfg, model, opt):
         f.unlink()
     return step
 
-# ---------------------------------------------------------------------------- run
+# ---------------------------------------------------------------------------- stages: collect -> sft -> ssl -> rl
+# each stage is called as stage(cfg, tasks, model, tok, opt, db, best, start, reward_fn) by run()
+
+CORRECTNESS_ONLY = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0)  # ssl: checked in full, barely timed
 
 
-def run(cfg, reward_fn=None):
-    """The whole job. reward_fn(task, completions) -> rewards replaces evaluation (toy-reward tests only)."""
-    auto_model, cfg = not cfg.model, resolve_config(check_config(cfg))
-    out = Path(cfg.out)
-    if not cfg.resume and (out / "log.jsonl").exists():
-        raise ConfigError(f"{out} already holds a run: --resume to continue it, or pick another --out")
-    tasks = load_tasks(cfg)  # a bad --task fails here, before any model download
-    try:
-        model, tok = load_policy(cfg)
-    except PolicyError as e:
-        if not auto_model:
-            raise
-        cfg = fallback_to_tiny(cfg, str(e).splitlines()[0])
-        tasks, (model, tok) = load_tasks(cfg), load_policy(cfg)
-    out.mkdir(parents=True, exist_ok=True)
-    save_json(out / "config.json", asdict(cfg))
-    print("config:\n" + "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items()))
-    ref_model = copy.deepcopy(model).requires_grad_(False) if cfg.beta > 0 else None  # the initial policy
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    start = restore(cfg, model, opt) + 1 if cfg.resume else 1
-    db, best = open_database(cfg, tasks)
-    print(f"{len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters, "
-          f"steps {start}..{cfg.steps}, out {out}")
+def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
+    """Stage 1's data: per task, rounds of plain-prompt samples (never more than the attempts or successes still
+    wanted) until collect_successes are correct or collect_attempts are spent; one OUT/collected.jsonl line per
+    attempt; the correct ones into the database. A resumed collect starts over (its draws replay)."""
+    path, plain = Path(cfg.out) / "collected.jsonl", replace(cfg, contrastive=False)
+    path.write_text("")
+    for step, task in enumerate(tasks, 1):
+        t0, tried, ok, rnd = time.perf_counter(), 0, 0, 0
+        while tried < cfg.collect_attempts and ok < cfg.collect_successes:
+            rnd += 1
+            n = min(cfg.group_size, cfg.collect_attempts - tried, cfg.collect_successes - ok)
+            prompt = build_prompts(plain, db, [task], rnd, tok)[0]
+            rollout = generate(replace(cfg, group_size=n), model, tok, prompt, seed_for(cfg, rnd, task[0]))
+            results = evaluate_all(cfg, [task], [rollout])
+            with open(path, "a") as f:
+                for text, code, res in zip(rollout["texts"], rollout["codes"], results):
+                    f.write(json.dumps(dict(task=task[0], ref_code=task[1], prompt=prompt, completion=text,
+                                            code=code, result=res.to_dict())) + "\n")
+            record_winners(cfg, db, best, [task], [rollout], results, step)
+            tried, ok = tried + n, ok + sum(map(is_success, results))
+        append_log(cfg, dict(step=step, task=task[0], attempts=tried, successes=ok, step_s=time.perf_counter() - t0))
+        print(f"collect {task[0]} | {ok} correct of {tried} attempts", flush=True)
 
+
+def sft_records(cfg):
+    """The records of --data that hold a working candidate: ref_code, completion or code, and no failed result."""
+    recs = read_jsonl(cfg.data)
+    res = [r.get("result") or {} for r in recs]
+    keep = [r for r, x in zip(recs, res) if r.get("ref_code") and (r.get("completion") or r.get("code"))
+            and x.get("status", "ok") == "ok" and not x.get("same_as_reference")]
+    if not keep:
+        raise ConfigError(f"--data {cfg.data}: missing, or no record holds ref_code and completion or code "
+                          "without a failed result")
+    print(f"sft: {len(keep)} of {len(recs)} records of {cfg.data} hold a working candidate")
+    return keep
+
+
+def as_reply(code, prompt):
+    """A bare working code as the three-section reply the plain prompt asks for (two stock one-line sections)."""
+    reply = ("### Performance analysis\nThe reference runs one PyTorch op after another.\n### Algorithm design\n"
+             f"The same outputs, computed with less work.\n### Code\n```python\n{code.strip()}\n```\n")
+    return reply.removeprefix(ANSWER_CUE.lstrip()) if prompt.endswith(ANSWER_CUE) else reply
+
+
+def sft_examples(cfg, model, tok, records):
+    """(prompt ids (P,), target ids (T,), mask (T,)) per record: the plain prompt; its completion (or code as a
+    reply) + eos as the target."""
+    eos, examples = eos_ids(model, tok)[:1], []
+    for r in records:
+        prompt = render(build_prompt(r["ref_code"], device=cfg.device, contrastive=False), tok)
+        target = r.get("completion") or as_reply(r["code"], prompt)
+        p, c = (tok(text, return_tensors="pt", add_special_tokens=False)["input_ids"][0] for text in (prompt, target))
+        c = torch.cat([c, eos])
+        examples.append((p, c, torch.ones(len(c), dtype=torch.bool)))
+    return examples
+
+
+def epoch_batches(cfg, n, epoch):
+    """One pass over n examples in an order drawn from (seed, epoch): lists of sft_batch indices (the last shorter)."""
+    order = np.random.default_rng([cfg.seed, epoch]).permutation(n).tolist()
+    return [order[i:i + cfg.sft_batch] for i in range(0, n, cfg.sft_batch)]
+
+
+def sft_step(cfg, model, opt, examples):
+    """One AdamW step on the mean negative log-likelihood of the examples' completion tokens, at temperature 1.
+    Prompt tokens are context only: token_logps scores completion positions alone, so they carry no loss.
+
+    Example: completions of 3 and 1 tokens with log-probs [-1, -2, -3] and [-2] -> loss (1 + 2 + 3 + 2) / 4 = 2.0.
+    """
+    tokens = sum(int(k.sum()) for _, _, k in examples)
+    opt.zero_grad(set_to_none=True)
+    loss = 0.0
+    for c in micro_batches(cfg, len(examples)):
+        logp, mask = token_logps(cfg, model, [examples[i] for i in c], temperature=1.0)  # (m, T), (m, T)
+        nll = -torch.where(mask, logp, torch.zeros_like(logp)).sum() / tokens
+        nll.backward()
+        loss += nll.item()
+    return dict(loss=loss, tokens=tokens, grad_norm=optimizer_step(cfg, model, opt))
+
+
+def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
+    """Stage 1: AdamW steps start..steps on sft_batch records of --data each, epoch after reshuffled epoch."""
+    records = sft_records(cfg)
+    for r in records:  # measured working codes (collected.jsonl) become exemplars that stage 3 can show
+        res = r.get("result") or {}
+        if r.get("task") and r.get("code") and res.get("speedup"):
+            db.add(r["task"], r["code"], res["speedup"], meta=dict(data=cfg.data))
+    examples = sft_examples(cfg, model, tok, records)
+    per_epoch = -(-len(examples) // cfg.sft_batch)
+    for step in range(start, cfg.steps + 1):
+        t0 = time.perf_counter()
+        batch = epoch_batches(cfg, len(examples), (step - 1) // per_epoch)[(step - 1) % per_epoch]
+        stats = sft_step(cfg, model, opt, [examples[i] for i in batch])
+        append_log(cfg, dict(step=step, **stats, step_s=time.perf_counter() - t0))
+        print(f"step {step:4d} | loss {stats['loss']:.4f} | {stats['tokens']} tokens | "
+              f"{time.perf_counter() - t0:.1f} s/step", flush=True)
+        save_checkpoint(cfg, model, opt, step, cfg.steps)
+
+
+def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
+    """Stage 2, rounds start..ssl_rounds: G plain-prompt samples per task -> evaluate (correctness; barely timed) ->
+    one pass of sft_steps over the correct ones (reward 1; failures, reward 0, are not trained on) -> database."""
+    plain = replace(cfg, contrastive=False)
+    for rnd in range(start, cfg.ssl_rounds + 1):
+        t0 = time.perf_counter()
+        rollouts = generate_all(cfg, model, tok, tasks, build_prompts(plain, db, tasks, rnd, tok), rnd)
+        t1 = time.perf_counter()
+        results = evaluate_all(cfg, tasks, rollouts, CORRECTNESS_ONLY)
+        t2 = time.perf_counter()
+        wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
+        steps = [sft_step(cfg, model, opt, [wins[i] for i in b]) for b in epoch_batches(cfg, len(wins), rnd)]
+        stats = dict(loss=float(np.mean([s["loss"] for s in steps])) if steps else None, kept=len(wins),
+                     tokens=sum(s["tokens"] for s in steps), updated=bool(steps))
+        t3 = time.perf_counter()
+        record_winners(cfg, db, best, tasks, rollouts, results, rnd)
+        raw = np.array([float(is_success(res)) for res in results])  # the reward of stage 2: 1 or 0
+        log_step(cfg, rnd, tasks, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
+        save_checkpoint(cfg, model, opt, rnd, cfg.ssl_rounds)
+
+
+def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
+    """Stage 3, contrastive RL: steps start..steps of the loop in the module docstring."""
+    ref_model = initial_policy(cfg)[0].requires_grad_(False) if cfg.beta > 0 else None  # KL anchor: the start
     for step in range(start, cfg.steps + 1):
         t0 = time.perf_counter()
         batch = pick_tasks(cfg, tasks, step)
@@ -553,10 +732,39 @@ def run(cfg, reward_fn=None):
         stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
         t3 = time.perf_counter()
         record_winners(cfg, db, best, batch, rollouts, results, step)
-        times = dict(gen_s=t1 - t0, eval_s=t2 - t1, update_s=t3 - t2, step_s=time.perf_counter() - t0)
-        log_step(cfg, step, batch, rollouts, raw, results, best, stats, times)
-        if step == cfg.steps or (cfg.ckpt_every and step % cfg.ckpt_every == 0):
-            save_checkpoint(cfg, model, opt, step)
+        log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
+        save_checkpoint(cfg, model, opt, step, cfg.steps)
+
+
+STAGES = {"collect": collect, "sft": supervised, "ssl": self_supervise, "rl": reinforce}
+
+# ---------------------------------------------------------------------------- run
+
+
+def run(cfg, reward_fn=None):
+    """The whole job: config, tasks, policy, run folder, optimizer, database; then --stage.
+    reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
+    auto_model, cfg = not (cfg.model or cfg.init_from), resolve_config(check_config(cfg))
+    out = Path(cfg.out)
+    if not cfg.resume and (out / "log.jsonl").exists():
+        raise ConfigError(f"{out} already holds a run: --resume to continue it, or pick another --out")
+    tasks = load_tasks(cfg)  # a bad --task fails here, before any model download
+    try:
+        model, tok = initial_policy(cfg)
+    except PolicyError as e:
+        if not auto_model:
+            raise
+        cfg = fallback_to_tiny(cfg, str(e).splitlines()[0])
+        tasks, (model, tok) = load_tasks(cfg), initial_policy(cfg)
+    out.mkdir(parents=True, exist_ok=True)
+    save_json(out / "config.json", asdict(cfg))
+    print("config:\n" + "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items()))
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    start = restore(cfg, model, opt) + 1 if cfg.resume else 1
+    db, best = open_database(cfg, tasks)
+    print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
+          f"parameters, from step {start}, out {out}")
+    STAGES[cfg.stage](cfg, tasks, model, tok, opt, db, best, start, reward_fn)
     return cfg
 
 

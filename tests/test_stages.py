@@ -1,0 +1,229 @@
+"""Stages 1 and 2 of rl.py on CPU, offline, with the tiny policy: SFT maths (likelihood rises, prompt masked), exact
+SFT resume, and a toy policy that really writes a working cpu/relu candidate, run through ssl, collect and rl.
+
+The random tiny model never writes working code, so the toy policy is made honestly: SFT hard on one working
+ModelNew for cpu/relu (the real evaluator says ok) until sampling reproduces it. Prompts are shortened (as in
+test_rl) so that 200 SFT steps take seconds; the mask test uses the real plain prompt.
+"""
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+import rl  # noqa: E402
+from prompts import build_prompt, extract_code  # noqa: E402
+
+RELU = (REPO / "tasks/cpu/relu.py").read_text()
+ADD_MUL = (REPO / "tasks/cpu/add_mul.py").read_text()
+CLAMP = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x.clamp_min(0.0)\n"
+TINY = ["--model", "tiny", "--device", "cpu", "--ckpt-every", "0"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """One intra-op thread (module scope: before the module fixtures train): on 2 busy cores, two spinning OpenMP
+    threads make a tiny model 20x slower."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def short_prompt(ref_src, exemplars=(), device="cuda", contrastive=True):
+    """Stands in for prompts.build_prompt: 'Rewrite: ' + the start of the task's docstring (differs per task)."""
+    return "Rewrite: " + ref_src.splitlines()[0][3:40]
+
+
+@pytest.fixture(scope="module")
+def short_prompts():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rl, "build_prompt", short_prompt)
+        yield
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def mean_logp(cfg, model, examples):
+    """Mean log-prob per completion token of the examples (temperature 1)."""
+    with torch.no_grad():
+        logp, mask = rl.token_logps(cfg, model, examples, temperature=1.0)
+    return float(logp[mask].mean())
+
+
+def weights(folder):
+    return torch.load(Path(folder) / "ckpt.pt", weights_only=False)["model"]
+
+# ---------------------------------------------------------------------------- SFT maths
+
+
+def test_sft_masks_the_prompt_exactly(monkeypatch):
+    """The SFT loss equals transformers' own loss with every prompt label set to -100 (real plain prompt), and not
+    the loss with prompt labels kept; the target is the code wrapped as a reply, plus eos."""
+    monkeypatch.setattr(rl, "build_prompt", build_prompt)
+    cfg = rl.Config(model="tiny", device="cpu")
+    model, tok = rl.load_policy(cfg)
+    [(p, c, k)] = rl.sft_examples(cfg, model, tok, [dict(ref_code=RELU, code=CLAMP)])
+    assert tok.decode(p) == rl.render(build_prompt(RELU, device="cpu", contrastive=False), tok) and len(p) > 2000
+    assert c[-1] == tok.eos_token_id and bool(k.all()) and len(k) == len(c)
+    target = tok.decode(c[:-1])
+    assert "### Algorithm design" in target and extract_code(target).code == CLAMP.strip()
+    ids = torch.cat([p, c])[None]
+    opt = torch.optim.AdamW(model.parameters(), lr=0.0)
+    ours = rl.sft_step(cfg, model, opt, [(p, c, k)])["loss"]
+    with torch.no_grad():
+        masked = model(input_ids=ids, labels=torch.cat([torch.full_like(p, -100), c])[None]).loss.item()
+        unmasked = model(input_ids=ids, labels=ids).loss.item()
+    assert ours == pytest.approx(masked, rel=1e-4) and abs(unmasked - masked) > 1e-3
+
+
+def test_sft_raises_the_likelihood_of_its_records(tmp_path, short_prompts):
+    """30 SFT steps on 4 code-only records: the loss falls by > 2 nats/token and the mean completion log-prob under
+    the trained weights rises by > 2 nats/token (random start: about -5.6 = log(1/259))."""
+    codes = {"cpu/relu": (RELU, CLAMP), "cpu/add_mul": (ADD_MUL, CLAMP.replace("x.clamp_min(0.0)", "x"))}
+    records = [dict(task=t, ref_code=r, code=c.replace("0.0", v)) for t, (r, c) in codes.items() for v in "01"]
+    out = tmp_path / "sft"
+    cfg = rl.run(rl.parse_config(TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", records),
+                                         "--steps", "30", "--sft-batch", "2", "--lr", "3e-3", "--out", str(out)]))
+    log = rl.read_jsonl(out / "log.jsonl")
+    assert [r["step"] for r in log] == list(range(1, 31)) and all(r["tokens"] > 100 for r in log)
+    model, tok = rl.load_policy(cfg)
+    examples = rl.sft_examples(cfg, model, tok, records)
+    before = mean_logp(cfg, model, examples)
+    model.load_state_dict(weights(out))
+    after = mean_logp(cfg, model, examples)
+    assert before < -5 and after > before + 2.0, (before, after)
+    assert np.mean([r["loss"] for r in log[-3:]]) < log[0]["loss"] - 2.0
+
+
+def test_sft_resume_is_exact(tmp_path, short_prompts, monkeypatch):
+    """6 SFT steps straight == a run whose checkpoint stopped at step 2 while its log ran on to 3 (a crash), resumed
+    to 6: same log, same weights, same AdamW moments. 3 records in batches of 2: steps cross reshuffled epochs."""
+    data = write_jsonl(tmp_path / "d.jsonl", [dict(ref_code=RELU, code=CLAMP.replace("0.0", v)) for v in "012"])
+    flags = TINY + ["--stage", "sft", "--data", data, "--sft-batch", "2", "--lr", "3e-3", "--ckpt-every", "2"]
+    straight, crashed = tmp_path / "straight", tmp_path / "crashed"
+    rl.run(rl.parse_config(flags + ["--steps", "6", "--out", str(straight)]))
+    save = rl.save_checkpoint
+    monkeypatch.setattr(rl, "save_checkpoint", lambda cfg, m, o, step, last: step == 2 and save(cfg, m, o, step, last))
+    rl.run(rl.parse_config(flags + ["--steps", "3", "--out", str(crashed)]))
+    assert torch.load(crashed / "ckpt.pt", weights_only=False)["step"] == 2
+    assert len(rl.read_jsonl(crashed / "log.jsonl")) == 3
+    monkeypatch.setattr(rl, "save_checkpoint", save)
+    rl.run(rl.parse_config(["--resume", "--out", str(crashed), "--steps", "6"]))
+    a, b = (rl.read_jsonl(d / "log.jsonl") for d in (straight, crashed))
+    assert [r["step"] for r in b] == list(range(1, 7))
+    assert [{k: v for k, v in r.items() if k != "step_s"} for r in a] == [
+        {k: v for k, v in r.items() if k != "step_s"} for r in b]
+    sa, sb = (torch.load(d / "ckpt.pt", weights_only=False) for d in (straight, crashed))
+    assert all(torch.equal(sa["model"][n], sb["model"][n]) for n in sa["model"])
+    moments = [(x, y) for s, t in zip(sa["optim"]["state"].values(), sb["optim"]["state"].values())
+               for x, y in zip(s.values(), t.values())]
+    assert moments and all(torch.equal(x, y) for x, y in moments)
+
+# ---------------------------------------------------------------------------- a toy policy that writes working code
+
+
+@pytest.fixture(scope="module")
+def relu_writer(tmp_path_factory, short_prompts):
+    """An sft folder whose tiny model, asked for cpu/relu, writes CLAMP (checked below) and junk for other tasks."""
+    tmp = tmp_path_factory.mktemp("relu_writer")
+    data = write_jsonl(tmp / "d.jsonl", [dict(task="cpu/relu", ref_code=RELU, completion=CLAMP)])
+    cfg = rl.run(rl.parse_config(TINY + ["--stage", "sft", "--data", data, "--steps", "200", "--sft-batch", "1",
+                                         "--lr", "5e-3", "--task", "cpu/relu", "--out", str(tmp / "sft")]))
+    model, tok = rl.initial_policy(rl.replace(cfg, init_from=cfg.out))
+    prompt = rl.render(short_prompt(RELU), tok)
+    texts = rl.generate(rl.replace(cfg, group_size=4, max_new_tokens=120), model, tok, prompt, seed=0)["texts"]
+    assert texts == [CLAMP] * 4, texts
+    return Path(cfg.out)
+
+
+@pytest.fixture(scope="module")
+def ssl_round(relu_writer, tmp_path_factory):
+    """One ssl round from relu_writer on cpu/relu (2 samples, both working) and cpu/add_mul (2 failures), with the
+    rollouts and results the round evaluated and the examples each sft_step received."""
+    seen, trained = {}, []
+    evaluate_all, sft_step = rl.evaluate_all, rl.sft_step
+
+    def spy_evaluate(cfg, batch, rollouts, timing=None):
+        seen.update(batch=batch, rollouts=rollouts, timing=timing, results=evaluate_all(cfg, batch, rollouts, timing))
+        return seen["results"]
+
+    def spy_sft_step(cfg, model, opt, examples):
+        trained.extend(examples)
+        return sft_step(cfg, model, opt, examples)
+
+    out = tmp_path_factory.mktemp("ssl") / "run"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rl, "evaluate_all", spy_evaluate)
+        mp.setattr(rl, "sft_step", spy_sft_step)
+        rl.run(rl.parse_config(["--stage", "ssl", "--init-from", str(relu_writer), "--task", "cpu/relu,cpu/add_mul",
+                                "--group-size", "2", "--ssl-rounds", "1", "--max-new-tokens", "120", "--lr", "1e-3",
+                                "--device", "cpu", "--out", str(out)]))
+    return out, seen, trained
+
+
+def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
+    out, seen, trained = ssl_round
+    results = seen["results"]
+    assert seen["timing"] == rl.CORRECTNESS_ONLY  # correctness only: 1-2 timed rounds
+    assert [r.status for r in results[:2]] == ["ok", "ok"], [r.reason for r in results]  # cpu/relu, the real verdict
+    assert not any(r.same_as_reference for r in results[:2]) and seen["rollouts"][0]["codes"] == [CLAMP.strip()] * 2
+    assert all(r.status != "ok" for r in results[2:])  # cpu/add_mul: the relu writer writes junk there
+    wins = [s for s, r in zip(rl.flat_samples(seen["rollouts"]), results) if r.status == "ok"]
+    assert len(trained) == len(wins) == 2  # the failures were not trained on
+    assert all(torch.equal(p, q) and torch.equal(c, d) for (p, c, _), (q, d, _) in zip(trained, wins))
+    [log] = rl.read_jsonl(out / "log.jsonl")
+    assert log["kept"] == 2 and log["pass_rate"] == 0.5 and log["updated"] and log["tokens"] > 2 * 90
+    before, after = weights(relu_writer), weights(out)
+    assert any(not torch.equal(before[k], after[k]) for k in before)  # it trained
+    gained = [e for e in rl.read_jsonl(out / "exemplars.jsonl") if not e["meta"].get("reference")]
+    assert [(e["task"], e["code"], e["step"]) for e in gained] == [("cpu/relu", CLAMP.strip(), 1)]
+    assert gained[0]["score"] == pytest.approx(results[0].speedup)
+
+
+def test_init_from_carries_weights_and_database(ssl_round, tmp_path):
+    """rl --init-from the ssl folder: the run starts from its weights (a step whose advantages are all zero does not
+    update, so the checkpoint must equal them exactly) and its database holds the ssl round's success."""
+    ssl_out = ssl_round[0]
+    out = tmp_path / "rl"
+    cfg = rl.run(rl.parse_config(["--init-from", str(ssl_out), "--task", "cpu/relu", "--steps", "1", "--group-size",
+                                  "2", "--max-new-tokens", "8", "--device", "cpu", "--out", str(out)]),
+                 reward_fn=lambda task, texts: [0.0] * len(texts))
+    assert cfg.model == "tiny"  # taken from the earlier stage's config
+    before, after = weights(ssl_out), weights(out)
+    assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
+    won = [(e["task"], e["code"]) for e in rl.read_jsonl(ssl_out / "exemplars.jsonl") if e["step"] == 1]
+    carried = [(e["task"], e["code"]) for e in rl.read_jsonl(out / "exemplars.jsonl")]
+    assert won and set(won) <= set(carried)
+
+
+def test_collect_stops_after_m_successes_then_sft_reads_it(relu_writer, tmp_path):
+    """collect: cpu/relu stops at 2 successes (2 attempts of the 3 allowed), cpu/add_mul spends all 3 attempts; one
+    record per attempt. sft on that file trains on the 2 working ones and puts them into its database."""
+    out = tmp_path / "collect"
+    rl.run(rl.parse_config(["--stage", "collect", "--init-from", str(relu_writer), "--task", "cpu/relu,cpu/add_mul",
+                            "--collect-attempts", "3", "--collect-successes", "2", "--group-size", "4",
+                            "--max-new-tokens", "120", "--eval-time-budget", "0", "--device", "cpu",
+                            "--out", str(out)]))
+    recs = rl.read_jsonl(out / "collected.jsonl")
+    assert [(r["task"], r["result"]["status"] == "ok") for r in recs] == [("cpu/relu", True)] * 2 + [
+        ("cpu/add_mul", False)] * 3, [r["result"]["reason"] for r in recs]
+    assert all(set(r) == {"task", "ref_code", "prompt", "completion", "code", "result"} for r in recs)
+    assert recs[0]["ref_code"] == RELU and recs[0]["code"] == CLAMP.strip() and recs[0]["result"]["speedup"] > 0
+    log = rl.read_jsonl(out / "log.jsonl")
+    assert [(r["task"], r["attempts"], r["successes"]) for r in log] == [("cpu/relu", 2, 2), ("cpu/add_mul", 3, 0)]
+
+    cfg = rl.parse_config(TINY + ["--stage", "sft", "--data", str(out / "collected.jsonl"), "--steps", "1",
+                                  "--task", "cpu/relu", "--out", str(tmp_path / "sft")])
+    assert rl.sft_records(cfg) == recs[:2]
+    rl.run(cfg)
+    [stored] = [e for e in rl.read_jsonl(tmp_path / "sft" / "exemplars.jsonl") if not e["meta"].get("reference")]
+    assert (stored["task"], stored["code"], stored["score"]) == ("cpu/relu", CLAMP.strip(),
+                                                                 recs[0]["result"]["speedup"])
