@@ -151,7 +151,7 @@ def field_comments():
 
 def parse_config(argv=None):
     """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given."""
-    p = argparse.ArgumentParser(description="CUDA-L1 contrastive RL", allow_abbrev=False,
+    p = argparse.ArgumentParser(description="CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL)", allow_abbrev=False,
                                 argument_default=argparse.SUPPRESS)
     comments, defaults = field_comments(), Config()
     for f in fields(Config):
@@ -604,10 +604,10 @@ def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     path.write_text("")
     for step, task in enumerate(tasks, 1):
         t0, tried, ok, rnd = time.perf_counter(), 0, 0, 0
+        prompt = build_prompts(plain, db, [task], step, tok)[0]
         while tried < cfg.collect_attempts and ok < cfg.collect_successes:
             rnd += 1
             n = min(cfg.group_size, cfg.collect_attempts - tried, cfg.collect_successes - ok)
-            prompt = build_prompts(plain, db, [task], rnd, tok)[0]
             rollout = generate(replace(cfg, group_size=n), model, tok, prompt, seed_for(cfg, rnd, task[0]))
             results = evaluate_all(cfg, [task], [rollout])
             with open(path, "a") as f:
