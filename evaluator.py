@@ -68,7 +68,6 @@ import fnmatch
 import hashlib
 import importlib
 import json
-import math
 import multiprocessing as mp
 import os
 import random
@@ -79,6 +78,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import types
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -289,7 +289,6 @@ def _exec_module(src, name, path):
 
 def _describe(e):
     """The exception first (what a model can learn from), then the innermost frames."""
-    import traceback
     frames = traceback.format_tb(e.__traceback__)[-3:]
     return _short(f"{type(e).__name__}: {e}\n" + "".join(frames), lines=14)
 

@@ -22,14 +22,6 @@ TOY = ["--model", "tiny", "--task", "cpu/relu", "--tasks-per-step", "1", "--grou
        "16", "--lr", "1e-2", "--seed", "3"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One intra-op thread: on 2 busy cores, two spinning OpenMP threads make a tiny model 20x slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def short_prompt(ref_src, exemplars=(), device="cuda", contrastive=True):
     """Stands in for prompts.build_prompt in toy-reward runs: the toy reward ignores the prompt, so keep it short."""

@@ -24,15 +24,6 @@ CLAMP = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(sel
 TINY = ["--model", "tiny", "--device", "cpu", "--ckpt-every", "0"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One intra-op thread (module scope: before the module fixtures train): on 2 busy cores, two spinning OpenMP
-    threads make a tiny model 20x slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def short_prompt(ref_src, exemplars=(), device="cuda", contrastive=True):
     """Stands in for prompts.build_prompt: 'Rewrite: ' + the start of the task's docstring (differs per task)."""
