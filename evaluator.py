@@ -23,9 +23,10 @@ Protects against (the check's name starts `reason`):
  4. lazy or deferred outputs: the output must be exactly `torch.Tensor` (`lazy_output`), not share storage with an
     input (`output_storage`), and not change after forward returned or after the call answered (`side_stream` on
     CUDA, `background_thread`).
- 5. work the clock does not see: side streams (the device-wide synchronize is inside the span), Python threads alive
-    after forward (`background_thread`), child processes (`background_process`, e.g. one that stops the reference's
-    worker), work deferred into the harness (the output is copied out before the clock stops).
+ 5. work the clock does not see, or that slows the other side: side streams (the device-wide synchronize is inside
+    the span); threads and processes of one worker cannot run while the other is timed (its process group is
+    stopped, SIGSTOP/SIGCONT); child processes still running are `background_process`; work deferred into the
+    harness is charged (the output is copied out before the judge's clock stops).
  6. caching and phase tricks: every timed call gets fresh input content in reused buffers (same pointers, new
     values) and its output is checked; an output equal to an earlier call's answer is `output_replay`; correct while
     checked but wrong while timed, or dependent on `self.training` when the reference is not, is `phase_branch`.
@@ -50,7 +51,8 @@ Does not protect against:
  5. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
  6. a process that leaves the worker's process group (setsid) and outlives the evaluation; and persistent thread
     pools in honest C++ code are rejected as `background_thread` only if they are Python threads.
- 7. timing noise between the two processes: on an H200 the identical-code ratio is within +-2% on 27-34 of 49
+ 7. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
+ 8. timing noise between the two processes: on an H200 the identical-code ratio is within +-2% on 27-34 of 49
     tasks (bench/RESULTS.md); launch-bound tasks drift most.
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
@@ -74,6 +76,8 @@ import random
 import re
 import resource
 import secrets
+import signal
+import statistics
 import sys
 import tempfile
 import threading
@@ -318,11 +322,17 @@ def _attr_ids():
 
 
 def _patched(before):
-    now = {name: ids for name, (ids, _) in _attr_ids().items()}
+    """Watched attributes replaced, deleted, or (on classes) callables added since `before`. A replacement defined in
+    torch's own files is torch patching itself (torch.compile wraps nn.Module.__init__, dynamo torch.manual_seed)."""
+    torch_dir = os.path.dirname(torch.__file__)
     bad = []
-    for name, (ids, strict) in before.items():
-        bad += [f"{name}.{k}" for k, v in ids.items() if now[name].get(k) != v]
-        bad += [f"{name}.{k}" for k in now[name].keys() - ids.keys()] if strict else []
+    for name, (obj, strict) in _watched().items():
+        ids, now = before[name][0], dict(vars(obj))
+        for k, v in now.items():
+            if ((k in ids and ids[k] != id(v)) or (strict and k not in ids and callable(v))) and not str(
+                    getattr(getattr(v, "__code__", None), "co_filename", "")).startswith(torch_dir):
+                bad.append(f"{name}.{k}")
+        bad += [f"{name}.{k}" for k in ids.keys() - now.keys()]
     return bad
 
 
@@ -384,7 +394,7 @@ class Worker:
         for name in ("torch.utils.cpp_extension", "torch._dynamo"):  # before the baselines, as their imports change
             importlib.import_module(name)  # torch (dynamo wraps torch.manual_seed); never in the forkserver, where
             # importing cpp_extension queries CUDA, after which forked children cannot use CUDA
-        self.attrs, self.flags0, self.threads0 = _attr_ids(), _flags(), threading.active_count()
+        self.attrs, self.flags0 = _attr_ids(), _flags()
         Path(ext_dir).mkdir(parents=True, exist_ok=True)
         self.ext_dir, name = ext_dir, cls_name.lower()
         self.mod, self.consts = self.build(src, ext_dir, env, name, Path(logdir) / f"{name}.py"), consts
@@ -425,6 +435,7 @@ class Worker:
     def run(self, b, probe=False):
         """One call: forward, a device-wide synchronize (side streams count), then the output checked and copied
         into the judge's buffers, all before the answer that stops the judge's clock. Returns forward's ms."""
+        threads = set(threading.enumerate())
         t0 = _perf()
         out = self.model(*self.stage[b])
         snap = None
@@ -451,10 +462,8 @@ class Worker:
         _device_sync(self.device)
         if probe:
             self._probe(outs, snap)
-        if threading.active_count() > self.threads0:
-            raise Verdict("rejected", "background_thread", f"{threading.active_count() - self.threads0} Python "
-                          "thread(s) started by the candidate are still alive after forward returned")
-        return ms, alias
+        started = sum(t.is_alive() and t not in threads for t in threading.enumerate())  # by this call, still running
+        return ms, alias, started
 
     def _probe(self, outs, snap):
         """On correctness calls: is the output still changing after forward returned?"""
@@ -586,12 +595,12 @@ class _Remote:
         return self.reply(timeout)
 
     def timed(self, b):
-        """(worker's ms, judge's ms, output aliases an input) for one call. The judge's clock stops only when the
+        """(worker's ms, judge's ms, output aliases an input, threads it left running) for one call. The judge's clock stops only when the
         output is checked and in the judge's buffers, so no work can hide after it."""
         self("prep")
         t0 = _perf()
-        ms, alias = self("run", b)
-        return ms, (_perf() - t0) * 1e3, alias
+        ms, alias, started = self("run", b)
+        return ms, (_perf() - t0) * 1e3, alias, started
 
     def _fail(self, status, check, reason):
         if self.role == "reference":  # never blame the candidate for the reference's failure
@@ -701,7 +710,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     ref_mod = _exec_module(ref_src, "reference", Path(logdir) / "reference_judge.py")
     init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
     consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
-    cand_pid = cand("pid")
+    cand_pid, ref_pid = cand("pid"), ref("pid")  # process-group leaders, asked before any task code runs
 
     def audit():
         cand("audit")
@@ -735,19 +744,24 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
 
     def call(w, b, xs, where, probe=True):
         """One untimed call; then the judge checks the inputs are intact and the output is the worker's own."""
-        ms, alias = w("run", b, probe)
+        ms, alias, started = w("run", b, probe)
         if not _intact(stage[b], xs):
             who = "the reference modifies its inputs; fix the task" if w is ref else "the candidate modified its inputs"
             raise Verdict("runtime_error" if w is ref else "rejected", "reference" if w is ref else "input_mutation",
                           f"{who} ({where})")
         if alias:
             raise w._fail("rejected", "output_storage", "the output shares storage with an input; return a new tensor")
+        return started
 
-    def verdict_on(j, c, want, tol, where):
-        """The miss of output j against want (None if it matches); raise if the miss is an earlier call's answer."""
+    def verdict_on(j, c, want, tol, where, started):
+        """The miss of output j against want (None if it matches); raise if the miss is an earlier call's answer or
+        comes with threads the call left running (work meant to finish in the background)."""
         bad = _mismatch(c, want, tol)
         if bad and bad[0] == "values" and _replays(c, want, idx[j], [fp[j] for fp in seen]):
             raise Verdict("rejected", "output_replay", f"{where} got the answer of an earlier call")
+        if bad and started:
+            raise Verdict("rejected", "background_thread", f"{where}: the output was incomplete when forward returned "
+                          f"({bad[1]}) and {started} thread(s) forward started were still running")
         return bad
 
     # correctness gate: 4 input sets, 3 distributions, tolerance calibrated against float64
@@ -756,13 +770,13 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         _fill(stage[0], xs)
         call(ref, 0, xs, f"input set {i + 1}")
         want = _oracle(model64, xs) or [r.double() for r in recv[0]]
-        call(cand, 0, xs, f"input set {i + 1}")
+        started = call(cand, 0, xs, f"input set {i + 1}")
         for j, (r, c, w) in enumerate(zip(recv[0], recv[1], want)):
             floor = LOW_PRECISION_TOL.get(r.dtype, o.tol)
             tol = max(floor, o.tol_slack * _err(r, w)) if r.is_floating_point() else 0.0
             tols[j] = max(tols[j], tol)
             exact = not c.is_floating_point()
-            bad = verdict_on(j, c if exact else c.double(), r if exact else w, tol, f"input set {i + 1}")
+            bad = verdict_on(j, c if exact else c.double(), r if exact else w, tol, f"input set {i + 1}", started)
             if bad:
                 raise Verdict("wrong_output", bad[0], f"{bad[1]} on input set {i + 1} ({kind} distribution)"
                               + (f", output {j}" if len(spec) > 1 else ""))
@@ -801,21 +815,28 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         b = k % 2
         xs = _vary(pool[rng.randrange(2)], "fresh", gen)
         _fill(stage[b], xs)
-        got = {}
+        got, flags = {}, {}
         for side in rng.sample(["ref", "cand"], 2):
-            ms, judge_ms, alias = (ref if side == "ref" else cand).timed(b)
+            other = cand_pid if side == "ref" else ref_pid
+            os.killpg(other, signal.SIGSTOP)  # the other side's threads and processes cannot run while one is timed
+            try:
+                ms, judge_ms, *flags[side] = (ref if side == "ref" else cand).timed(b)
+            finally:
+                os.killpg(other, signal.SIGCONT)
             got[side] = [r.clone() for r in recv[side == "cand"]]  # the answer as it stood when the clock stopped
             if timed:
                 clock[side].append((ms, judge_ms))
         where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
         if not _intact(stage[b], xs):  # the reference was checked not to do this
             raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
-        if alias:
-            raise Verdict("rejected", "output_storage", "the output shares storage with an input; return a new tensor")
+        (alias, started), ref_alias = flags["cand"], flags["ref"][0]
+        if alias or ref_alias:
+            raise (cand if alias else ref)._fail("rejected", "output_storage", "the output shares storage with an "
+                                                 "input; return a new tensor")
         if not all(_same(a, r) for a, r in zip(got["cand"], recv[1])):
             raise Verdict("rejected", "background_thread", f"the output changed after the call answered ({where})")
         for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
-            bad = verdict_on(j, c, r, 2 * t, where)
+            bad = verdict_on(j, c, r, 2 * t, where, started)
             if bad:
                 raise Verdict("rejected", "phase_branch", f"correct on the {len(checks)} correctness calls but wrong "
                               f"on {where} ({bad[1]}): phase-dependent output or a race")
@@ -1023,6 +1044,82 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, **opts):
     return results
 
 
+# ---------------------------------------------------------------------------- re-scoring other systems' kernels
+
+
+def release_items(path):
+    """(level, task, ref_src, cand_src or None) from a release file: one JSON object per line with level_id,
+    task_id, ref_code, custom_code (custom_code may be null)."""
+    items = []
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                rec = json.loads(line)
+                items.append((str(rec["level_id"]), str(rec["task_id"]), rec["ref_code"], rec.get("custom_code")))
+            except (ValueError, KeyError) as e:
+                raise TaskError(f"{path}:{n}: not a release record ({type(e).__name__}: {e})") from None
+    return items
+
+
+def folder_items(tasks_dir, cand_dir):
+    """(level, task, ref_src, cand_src or None) for a KernelBench-style pair of folders, matched by relative path."""
+    items = []
+    for f in find_tasks("all", tasks_dir):
+        rel = f.relative_to(tasks_dir)
+        cand = Path(cand_dir) / rel
+        level = rel.parts[0] if len(rel.parts) > 1 else Path(tasks_dir).name
+        items.append((level, rel.with_suffix("").as_posix(), load_task(f), cand.read_text() if cand.is_file() else None))
+    return items
+
+
+def _compiled_reference(ref_src):
+    """The reference under torch.compile, as a candidate: its ratio to eager is the torch.compile baseline."""
+    return ref_src + ("\n\nclass ModelNew(Model):\n    def __init__(self, *args):\n        super().__init__(*args)\n"
+                      "        self.compiled = torch.compile(super().forward)\n\n"
+                      "    def forward(self, *args):\n        return self.compiled(*args)\n")
+
+
+def rescore(items, device="cpu", compile_baseline=True, progress=True, **opts):
+    """Evaluate other systems' kernels; per-task rows and per-level aggregates.
+
+    A missing or failed candidate counts as 1.0x in mean, median and geomean (as if the reference were kept);
+    fast_p is the share of tasks whose candidate is correct and more than p times faster."""
+    pairs = [(ref, cand or "") for _, _, ref, cand in items]
+    if compile_baseline:
+        pairs += [(ref, _compiled_reference(ref)) for _, _, ref, _ in items]
+    res = evaluate_many(pairs, device, progress=progress, **opts)
+    rows = []
+    for i, (level, task, _, cand) in enumerate(items):
+        r, base = res[i], (res[len(items) + i] if compile_baseline else None)
+        eager = r.speedup if r.status == "ok" and not r.same_as_reference else None
+        vs_compile = eager / base.speedup if eager and base and base.status == "ok" else None
+        rows.append(dict(level=level, task=task, status="missing" if cand is None else r.status, check=r.check,
+                         kind=r.speedup_kind, speedup=eager, vs_compile=vs_compile))
+    summary = {}
+    for level in sorted({r["level"] for r in rows}):
+        mine = [r for r in rows if r["level"] == level]
+        for base in ("speedup", "vs_compile") if compile_baseline else ("speedup",):
+            xs = [r[base] or 1.0 for r in mine]
+            summary[(level, base)] = dict(
+                n=len(xs), mean=statistics.fmean(xs), median=statistics.median(xs), geomean=statistics.geometric_mean(xs),
+                fast_1=sum(bool(r[base]) and r[base] > 1.0 for r in mine) / len(xs),
+                fast_1_2=sum(bool(r[base]) and r[base] > 1.2 for r in mine) / len(xs))
+    return rows, summary
+
+
+def rescore_table(rows, summary):
+    fmt = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731
+    out = ["| level | task | status | check | kind | vs eager | vs torch.compile |", "|---|---|---|---|---|---|---|"]
+    out += [f"| {r['level']} | {r['task']} | {r['status']} | {r['check']} | {r['kind']} | {fmt(r['speedup'])} | "
+            f"{fmt(r['vs_compile'])} |" for r in rows]
+    out += ["", "missing or failed candidates count as 1.0x in mean, median and geomean", "",
+            "| level | against | n | mean | median | geomean | fast_1 | fast_1.2 |", "|---|---|---|---|---|---|---|---|"]
+    out += [f"| {lv} | {'eager' if b == 'speedup' else 'torch.compile'} | {a['n']} | {a['mean']:.3f} | "
+            f"{a['median']:.3f} | {a['geomean']:.3f} | {a['fast_1']:.2f} | {a['fast_1_2']:.2f} |"
+            for (lv, b), a in summary.items()]
+    return "\n".join(out)
+
+
 # ---------------------------------------------------------------------------- CLI
 
 
@@ -1037,19 +1134,39 @@ def _summary(r):
 def main(argv=None):
     p = argparse.ArgumentParser(description="Evaluate one candidate (defines ModelNew) against a KernelBench-format "
                                 "reference (defines Model, get_inputs, get_init_inputs).")
-    p.add_argument("reference", help="task file, e.g. tasks/cpu/relu.py")
-    p.add_argument("candidate", help="candidate file defining class ModelNew")
+    p.add_argument("reference", nargs="?", help="task file, e.g. tasks/cpu/relu.py")
+    p.add_argument("candidate", nargs="?", help="candidate file defining class ModelNew")
+    p.add_argument("--release", help="re-score a release file (JSON lines: level_id, task_id, ref_code, custom_code)")
+    p.add_argument("--tasks", help="re-score a KernelBench-style folder of tasks ... ")
+    p.add_argument("--candidates", help="... against a folder of candidates with the same relative paths")
+    p.add_argument("--compile-baseline", action=argparse.BooleanOptionalAction, default=True,
+                   help="also time torch.compile of each reference (re-scoring)")
+    p.add_argument("--out", help="re-scoring: also write the table (markdown) and rows (.json beside it)")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
     for f in fields(Options):
         kind = {"type": type(f.default)} if type(f.default) is not bool else {"action": argparse.BooleanOptionalAction}
         p.add_argument("--" + f.name.replace("_", "-"), default=f.default, **kind)
     a = p.parse_args(argv)
+    opts = {f.name: getattr(a, f.name) for f in fields(Options)}
+    if a.release or a.tasks:
+        try:
+            items = release_items(a.release) if a.release else folder_items(a.tasks, a.candidates or a.tasks)
+        except (TaskError, OSError) as e:
+            p.error(str(e))
+        rows, summary = rescore(items, a.device, a.compile_baseline, **opts)
+        table = rescore_table(rows, summary)
+        print(table)
+        if a.out:
+            Path(a.out).write_text(table + "\n")
+            Path(a.out).with_suffix(".json").write_text(json.dumps(rows, indent=1))
+        return 0
+    if not (a.reference and a.candidate):
+        p.error("give REFERENCE and CANDIDATE files, or --release FILE, or --tasks DIR --candidates DIR")
     try:
         ref_src, cand_src = load_task(a.reference), Path(a.candidate).read_text()
     except (TaskError, OSError) as e:
         p.error(str(e))
-    opts = {f.name: getattr(a, f.name) for f in fields(Options)}
     try:
         res = evaluate(ref_src, cand_src, a.device, **opts)
     except RuntimeError as e:

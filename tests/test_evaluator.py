@@ -149,3 +149,33 @@ def test_speedup_kind_matches_gpu_kernel_names_from_the_source():
     lib_only = {"ops": {"aten::clamp_min": 1}, "kernels": ["vectorized_elementwise_kernel"], "ext_calls": 1}
     assert E.speedup_kind(ref_prof, lib_only, cuda_src, cuda=True) == "framework_ops"  # a call is not a kernel on GPU
     assert E.speedup_kind(ref_prof, dict(ref_prof), "", cuda=True) == "reference_ops"
+
+
+def test_rescore_release_file_and_kernelbench_folders(tmp_path):
+    """--release and --tasks/--candidates: per-task rows, per-level aggregates, missing counted as 1.0x."""
+    add_mul = (ROOT / "tasks/cpu/add_mul.py").read_text()
+    release = tmp_path / "release.jsonl"
+    release.write_text("\n".join(json.dumps(r) for r in [
+        {"level_id": 1, "task_id": "relu", "ref_code": RELU, "custom_code": HONEST},
+        {"level_id": 1, "task_id": "add_mul", "ref_code": add_mul, "custom_code": None}]) + "\n")
+    out = tmp_path / "table.md"
+    run = subprocess.run([sys.executable, str(ROOT / "evaluator.py"), "--release", str(release), "--device", "cpu",
+                          "--out", str(out), "--time-budget-s", "0.05", "--max-rounds", "10"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    rows = json.loads(out.with_suffix(".json").read_text())
+    assert [(r["task"], r["status"]) for r in rows] == [("relu", "ok"), ("add_mul", "missing")]
+    assert rows[0]["speedup"] > 0 and rows[0]["vs_compile"] > 0 and rows[0]["kind"] == "framework_ops"
+    table = out.read_text()
+    assert "| 1 | eager | 2 |" in table and "| 1 | torch.compile | 2 |" in table and "count as 1.0x" in table
+
+    tasks, cands = tmp_path / "level1", tmp_path / "runs"
+    tasks.mkdir(), cands.mkdir()
+    (tasks / "19_ReLU.py").write_text(RELU)
+    (tasks / "2_AddMul.py").write_text(add_mul)
+    (cands / "19_ReLU.py").write_text(HONEST.replace("x.clamp_min(0.0)", "x.clamp_min(0.0) + 1"))  # wrong
+    rows, summary = E.rescore(E.folder_items(tasks, cands), "cpu", compile_baseline=False, progress=False, **FAST)
+    assert {r["task"]: r["status"] for r in rows} == {"19_ReLU": "wrong_output", "2_AddMul": "missing"}
+    agg = summary[("level1", "speedup")]
+    assert agg["n"] == 2 and agg["mean"] == agg["median"] == agg["geomean"] == 1.0  # failures count as 1.0x
+    assert agg["fast_1"] == agg["fast_1_2"] == 0.0
