@@ -608,6 +608,13 @@ class _Remote:
         return Verdict(status, check, reason)
 
 
+def _signal_group(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:  # that worker is gone; its own next answer says how
+        pass
+
+
 def _make_inputs(mod, device, seed):
     torch.manual_seed(seed)
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
@@ -818,11 +825,11 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         got, flags = {}, {}
         for side in rng.sample(["ref", "cand"], 2):
             other = cand_pid if side == "ref" else ref_pid
-            os.killpg(other, signal.SIGSTOP)  # the other side's threads and processes cannot run while one is timed
+            _signal_group(other, signal.SIGSTOP)  # the other side's threads and processes cannot run meanwhile
             try:
                 ms, judge_ms, *flags[side] = (ref if side == "ref" else cand).timed(b)
             finally:
-                os.killpg(other, signal.SIGCONT)
+                _signal_group(other, signal.SIGCONT)
             got[side] = [r.clone() for r in recv[side == "cand"]]  # the answer as it stood when the clock stopped
             if timed:
                 clock[side].append((ms, judge_ms))
@@ -911,10 +918,8 @@ def _env(**extra):
 
 def _stop(procs):
     for p in procs:
-        try:
-            os.killpg(p.pid, 9)  # the worker and any process it started (builds, strays)
-        except (ProcessLookupError, PermissionError, TypeError):
-            pass
+        if p.pid is not None:
+            _signal_group(p.pid, signal.SIGKILL)  # the worker and any process it started (builds, strays)
         if p.is_alive():
             p.kill()
     for p in procs:
