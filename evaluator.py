@@ -70,6 +70,7 @@ import fnmatch
 import hashlib
 import importlib
 import json
+import linecache
 import multiprocessing as mp
 import os
 import random
@@ -287,6 +288,7 @@ def _exec_module(src, name, path):
     mod = types.ModuleType(name)
     mod.__file__ = str(path)
     sys.modules[name] = mod  # pickling, dataclasses and torch.compile look modules up by name
+    linecache.cache[str(path)] = (len(src), None, src.splitlines(True), str(path))  # inspect.getsource (Triton)
     exec(compile(src, str(path), "exec"), mod.__dict__)
     return mod
 

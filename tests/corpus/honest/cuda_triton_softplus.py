@@ -3,14 +3,10 @@
 PyTorch's softplus (beta 1, threshold 20) returns x for x > 20 and log1p(exp(x)) otherwise; the stable form equals it
 to float32 rounding everywhere (e^-|x| never overflows) and the threshold branch is kept as is. Triton is imported and
 the kernel defined on first use, so importing this module needs no Triton; Triton launches on the current stream.
-tests/test_corpus.py expects speedup_kind custom_kernel from files that mention load_inline: this one builds no
-extension, but its kernel is its own, compiled from its own source, and speedup_kind recognises @triton.jit kernels,
-hence this mention.
 
 task: level1/softplus
 device: cuda
 expect: ok
-evaluator_gap: false rejection: @triton.jit reads the kernel's source with inspect.getsource, but the evaluator execs the candidate from a string with no file or linecache entry (OSError: source code not available); fix: register the source in linecache in _exec_module
 """
 import torch
 import torch.nn as nn
