@@ -38,8 +38,9 @@ Protects against (the check's name starts `reason`):
     constant of the reference redefined in the candidate module, at import or later (`shape_globals`), is rejected;
     the candidate never sees the reference module, the seeds or the expected outputs.
  9. L2 reuse: a 2x-L2 buffer is rewritten before every timed call on CUDA, for both sides.
-10. no credit for copying: a candidate whose Model class is the reference's, renamed, is `same_as_reference`; its
-    measured ratio is the noise floor.
+10. no credit for copying: a candidate whose Model class is the reference's, renamed, or that runs exactly the
+    reference's aten ops (one profiled call per side), is `same_as_reference`. Every `ok` says its `speedup_kind`:
+    `custom_kernel` (a kernel from its own source ran), `framework_ops`, or `reference_ops`.
 
 Does not protect against:
  1. native code (C++/CUDA, ctypes) that deliberately rewrites the worker's memory, the CUDA runtime or the harness'
@@ -49,8 +50,9 @@ Does not protect against:
  3. integer-only inputs: fresh content per call comes from scaling floats; integer tensors repeat from a pool of two.
  4. a candidate that is slow or wrong only on inputs the four distributions never produce.
  5. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
- 6. a process that leaves the worker's process group (setsid) and outlives the evaluation; and persistent thread
-    pools in honest C++ code are rejected as `background_thread` only if they are Python threads.
+ 6. a process that leaves the worker's process group (setsid): it escapes the SIGSTOP fence and the final kill.
+    Threads a call leaves running are allowed (torch.compile starts some) and named only when the output was
+    incomplete at the answer; a thread that launches GPU work just before its worker is stopped is not seen.
  7. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
  8. timing noise between the two processes: on an H200 the identical-code ratio is within +-2% on 27-34 of 49
     tasks (bench/RESULTS.md); launch-bound tasks drift most.
