@@ -195,7 +195,29 @@ def resolve_config(cfg):
         return cfg
     if device == "cpu":
         return fallback_to_tiny(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU")
+    if not (hub_reachable() or hub_cached(DEFAULT_MODEL)):  # say so at once, not after the hub client's retries
+        return fallback_to_tiny(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}")
     return replace(cfg, model=DEFAULT_MODEL)
+
+
+def hub_reachable(timeout=3.0):
+    """Can this machine open a connection to the Hugging Face hub?"""
+    import socket
+    from urllib.parse import urlparse
+    from huggingface_hub import constants
+    if constants.HF_HUB_OFFLINE:
+        return False
+    try:
+        socket.create_connection((urlparse(constants.ENDPOINT).hostname, 443), timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def hub_cached(model_id):
+    """Is a copy of model_id in the local hub cache (usable offline)?"""
+    from huggingface_hub import try_to_load_from_cache
+    return isinstance(try_to_load_from_cache(model_id, "config.json"), str)
 
 
 def fallback_to_tiny(cfg, why):

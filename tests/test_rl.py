@@ -92,6 +92,18 @@ def test_default_model_without_gpu_falls_back_to_tiny_on_cpu_tasks(capsys):
     assert len(out) == 1 and "no GPU" in out[0] and "--model tiny" in out[0]
 
 
+def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(rl, "hub_reachable", lambda timeout=3.0: False)
+    monkeypatch.setattr(rl, "hub_cached", lambda model_id: False)
+    cfg = rl.resolve_config(rl.parse_config([]))
+    assert (cfg.model, cfg.device, cfg.task) == ("tiny", "cpu", "cpu/*")
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and "no network to the model hub" in out[0]
+    monkeypatch.setattr(rl, "hub_cached", lambda model_id: True)  # a cached copy works offline: keep the real model
+    assert rl.resolve_config(rl.parse_config([])).model == rl.DEFAULT_MODEL
+
+
 def test_missing_local_model_says_what_to_do():
     with pytest.raises(rl.PolicyError, match="--model tiny"):
         rl.load_policy(rl.Config(model="./no/such/model", device="cpu"))
