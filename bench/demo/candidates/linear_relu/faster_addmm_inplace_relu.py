@@ -1,0 +1,12 @@
+"""faster: addmm fuses the bias into the GEMM, and relu runs in place on its fresh output."""
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)  # same init order as the reference
+
+    def forward(self, x):
+        return torch.addmm(self.linear.bias, x, self.linear.weight.t()).relu_()

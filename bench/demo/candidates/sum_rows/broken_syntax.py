@@ -1,0 +1,11 @@
+"""broken: unbalanced parenthesis (syntax error)."""
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.sum(dim=1
