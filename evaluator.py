@@ -54,6 +54,7 @@ Does not protect against:
     Threads a call leaves running are allowed (torch.compile starts some) and named only when the output was
     incomplete at the answer; a thread that launches GPU work just before its worker is stopped is not seen.
  7. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
+    A candidate that runs other ops while profiled than while timed can choose its `speedup_kind`.
  8. timing noise between the two processes: on an H200 the identical-code ratio is within +-2% on 27-34 of 49
     tasks (bench/RESULTS.md); launch-bound tasks drift most.
 
@@ -499,10 +500,12 @@ class Worker:
             with profile(activities=[ProfilerActivity.CPU] + [ProfilerActivity.CUDA] * self.cuda) as prof:
                 self.model(*self.stage[b])
                 _device_sync(self.device)
+            events = prof.events()
+        except Exception as e:  # a profiler that cannot run here (no CUPTI, say) costs the kind, not the verdict
+            return {"error": f"{type(e).__name__}: {e}"[:200], "has_ext": bool(exts)}
         finally:
             for ext, k, fn in undo:
                 setattr(ext, k, fn)
-        events = prof.events()
         ops = {}
         for e in events:
             if e.name.startswith("aten::"):
@@ -808,11 +811,11 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     ref("mode", True)
 
     # what kind of speedup this is: the candidate's own kernel, library calls, or the reference's own ops
-    try:
-        profs = ref("profile", 0), cand("profile", 0)
-        kind = speedup_kind(*profs, cand_src, device.startswith("cuda"))
-    except RuntimeError as e:  # the profiler itself can be unavailable (no CUPTI): say so, judge the rest
-        profs, kind = ({"has_ext": False},) * 2, f"unknown ({e})"[:80]
+    profs = ref("profile", 0), cand("profile", 0)
+    if "error" in profs[1] and "error" not in profs[0]:
+        raise Verdict("rejected", "phase_branch", f"forward failed only while profiled: {profs[1]['error']}")
+    errors = [p["error"] for p in profs if "error" in p]
+    kind = f"unknown ({errors[0]})" if errors else speedup_kind(*profs, cand_src, device.startswith("cuda"))
     note = ("custom kernel built but never ran; " if profs[1]["has_ext"] and kind != "custom_kernel" else "")
 
     # warm-up, then paired rounds in random order, each with fresh inputs in reused buffers, each output checked

@@ -179,3 +179,12 @@ def test_rescore_release_file_and_kernelbench_folders(tmp_path):
     agg = summary[("level1", "speedup")]
     assert agg["n"] == 2 and agg["mean"] == agg["median"] == agg["geomean"] == 1.0  # failures count as 1.0x
     assert agg["fast_1"] == agg["fast_1_2"] == 0.0
+
+
+def test_a_forward_that_fails_only_while_profiled_is_a_phase_branch():
+    cand = HONEST.replace("        return x.clamp_min(0.0)",
+                          "        if torch.autograd.profiler._is_profiler_enabled:\n"
+                          "            raise RuntimeError('not while profiled')\n"
+                          "        return x.clamp_min(0.0)")
+    res = E.evaluate(RELU, cand, "cpu", **FAST)
+    assert res.status == "rejected" and res.check == "phase_branch" and "profiled" in res.reason
