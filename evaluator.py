@@ -628,9 +628,8 @@ def _make_inputs(mod, device, seed):
 
 
 def _vary(xs, kind, gen):
-    """New content, same shapes: 'fresh' (each float x0.95..1.05), 'wide' (x4..x16), 'edge' (5% zeros, 1% x64).
-
-    Factors are positive, so inputs that must stay non-negative do."""
+    """New content, same shapes: 'fresh' (each float x0.95..1.05), 'wide' (x4..x16), 'edge' (5% zeros, 1% x64, and
+    one whole row of zeros, where a missing eps shows). Factors are positive: non-negative inputs stay so."""
     out = []
     for x in xs:
         if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
@@ -639,6 +638,9 @@ def _vary(xs, kind, gen):
         u = torch.rand(x.shape, generator=gen, device=x.device)
         y = {"fresh": lambda: x * (0.95 + 0.1 * u), "wide": lambda: x * (4 + 12 * u),
              "edge": lambda: torch.where(u < 0.05, torch.zeros_like(x), torch.where(u > 0.99, x * 64, x))}[kind]()
+        if kind == "edge" and y.dim() >= 2 and y.shape[-1] > 1:
+            rows = y.reshape(-1, y.shape[-1])  # a view: zero one row along the last dim
+            rows[int(torch.randint(0, rows.shape[0], (1,), generator=gen, device=y.device))] = 0
         out.append(y.to(x.dtype))
     return out
 
