@@ -424,7 +424,7 @@ class Worker:
 
     def shapes(self, b):
         out = self.model(*self.stage[b])
-        return [(tuple(o.shape), o.dtype) for o in (out if isinstance(out, (tuple, list)) else [out])]
+        return [(tuple(o.shape), o.dtype) for o in _flatten(out)]
 
     def pid(self):
         return os.getpid()  # asked before any candidate code runs, so the answer is the harness's
