@@ -8,8 +8,9 @@ the caller starts them and waits; the *judge* (trusted, never runs candidate cod
 input from secret seeds, computes a float64 oracle, owns the clock and gives the verdict; two *workers* run the same
 harness code, one holding the reference `Model`, one the candidate `ModelNew`. The judge writes inputs into shared
 buffers both workers read; a worker answers a call only once forward has returned, the whole device is synchronised
-and the output is checked and copied into buffers the judge owns. The worker's clock measures forward; the judge's
-clock, stopped by the answer, charges anything else the candidate's worker spent beyond the reference's.
+and the output is checked and copied into buffers the judge owns. CUDA events measure forward on its stream; the
+worker's clock (to the end of the device-wide synchronize) and the judge's (stopped by the answer) charge anything
+else the candidate spent beyond what the reference usually spends there.
 Workers (and anything they start) are killed at the end: nothing a candidate changes reaches the next evaluation.
 Order: reference first, correctness gate, then timing (llm.c's discipline). tests/corpus holds one file per attack.
 
@@ -60,9 +61,10 @@ Does not protect against:
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
  1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), not atol=rtol=1e-2.
- 2. timing: the worker's clock around forward + a device-wide synchronize, plus any time the judge's clock saw
-    beyond the reference worker's usual messaging and copy-out; median over paired rounds in random order, L2
-    flushed; no variance gate or 3x re-check (the spread is reported instead).
+ 2. timing: CUDA events around forward on its stream (on CPU the worker's clock), plus what the worker's clock saw
+    beyond them up to a device-wide synchronize, plus what the judge's clock saw beyond the worker's, each excess
+    above the reference's usual (`charge`); median over paired rounds in random order, L2 flushed; no variance
+    gate or 3x re-check (the spread is reported instead).
  3. every timed call is also a correctness check, with fresh inputs.
 """
 import argparse
@@ -96,6 +98,9 @@ import torch.multiprocessing  # noqa: F401  (registers the reductions that share
 
 _perf = time.perf_counter          # captured before any candidate code runs in this process
 _cuda_sync = torch.cuda.synchronize
+_cuda_stream = torch.cuda.current_stream
+_Event = getattr(torch._C, "_CudaEventBase", None)  # CUDA events, without torch.cuda.Event's Python layer
+_record, _elapsed = getattr(_Event, "record", None), getattr(_Event, "elapsed_time", None)  # None: CPU-only torch
 
 # ---------------------------------------------------------------------------- tasks
 
@@ -181,6 +186,9 @@ class Result:
     max_err: float | None = None     # worst error / tolerance seen on the correctness sets (<= 1 passes)
     rounds: int = 0
     seconds: float = 0.0
+    phases: dict | None = None       # seconds in the judge per phase: setup (builds, imports), check, profile, time
+    device: str = ""                 # where it was evaluated (evaluate_many spreads over every visible GPU)
+    samples: dict | None = None      # with keep_samples: {"ref"|"cand": [(events', worker's, judge's ms), ...]}
 
     def to_dict(self):
         return asdict(self)
@@ -213,6 +221,7 @@ class Options:
     time_budget_s: float = 1.0   # stop adding rounds after min_rounds once each side has run this long
     call_timeout_s: float = 60.0
     build_timeout_s: float = 900.0
+    keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
 
 
 LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
@@ -318,7 +327,8 @@ def _watched():
     return {"torch": (torch, False), "torch.nn.functional": (torch.nn.functional, False), "torch._C": (torch._C, False),
             "torch.cuda": (torch.cuda, False), "time": (time, False), "torch.Tensor": (torch.Tensor, True),
             "torch.nn.Module": (torch.nn.Module, True), "harness": (sys.modules[__name__], False),
-            "Worker": (Worker, True), "builtins": (builtins, False)}
+            "Worker": (Worker, True), "builtins": (builtins, False),
+            **({"torch._C._CudaEventBase": (_Event, True)} if _Event else {})}
 
 
 def _attr_ids():
@@ -439,16 +449,23 @@ class Worker:
 
     def run(self, b, probe=False):
         """One call: forward, a device-wide synchronize (side streams count), then the output checked and copied
-        into the judge's buffers, all before the answer that stops the judge's clock. Returns forward's ms."""
+        into the judge's buffers, all before the answer that stops the judge's clock. Returns (CUDA events' ms on
+        the current stream, host ms up to the end of the device-wide synchronize, ...); on CPU both are the host's."""
         threads = set(threading.enumerate())
+        if self.cuda:
+            stream, ev = _cuda_stream(), (_Event(enable_timing=True), _Event(enable_timing=True))
+            _record(ev[0], stream)
         t0 = _perf()
         out = self.model(*self.stage[b])
+        if self.cuda:
+            _record(ev[1], stream)
         snap = None
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
-            torch.cuda.current_stream().synchronize()
+            stream.synchronize()
             snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
         _device_sync(self.device)
         ms = (_perf() - t0) * 1e3
+        gpu_ms = _elapsed(ev[0], ev[1]) if self.cuda else ms
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape",
@@ -468,7 +485,7 @@ class Worker:
         if probe:
             self._probe(outs, snap)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())  # by this call, still running
-        return ms, alias, started
+        return gpu_ms, ms, alias, started
 
     def _probe(self, outs, snap):
         """On correctness calls: is the output still changing after forward returned?"""
@@ -602,12 +619,12 @@ class _Remote:
         return self.reply(timeout)
 
     def timed(self, b):
-        """(worker's ms, judge's ms, output aliases an input, threads it left running) for one call. The judge's clock stops only when the
-        output is checked and in the judge's buffers, so no work can hide after it."""
+        """((events' ms, worker's ms, judge's ms), output aliases an input, threads it left running) for one call.
+        The judge's clock stops only when the output is checked and in the judge's buffers: no work hides after it."""
         self("prep")
         t0 = _perf()
-        ms, alias, started = self("run", b)
-        return ms, (_perf() - t0) * 1e3, alias, started
+        gpu_ms, ms, alias, started = self("run", b)
+        return (gpu_ms, ms, (_perf() - t0) * 1e3), alias, started
 
     def _fail(self, status, check, reason):
         if self.role == "reference":  # never blame the candidate for the reference's failure
@@ -720,9 +737,28 @@ def _spread(xs):
     return float((q[2] - q[0]) / q[1]), float(q[1])
 
 
+def charge(clock):
+    """(ref ms, cand ms, ref spread, cand spread) from each side's (events', worker's, judge's ms) per timed call.
+
+    A call costs what the CUDA events on its stream saw (the precise clock; on CPU the worker's clock), plus what the
+    worker's clock saw beyond that (the device-wide synchronize: unjoined side streams), plus what the judge's clock
+    saw beyond the worker's (work hidden between forward and the answer), each excess counted only above the
+    reference's median for it, so both sides pay the same fixed overheads and only hidden work is charged."""
+    usual = [statistics.median(b - a for a, b in pairs) for pairs in
+             ([(e, w) for e, w, _ in clock["ref"]], [(w, j) for _, w, j in clock["ref"]])]
+    per_call = {s: [e + max(0.0, w - e - usual[0]) + max(0.0, j - w - usual[1]) for e, w, j in clock[s]]
+                for s in clock}
+    (ref_spread, ref_ms), (cand_spread, cand_ms) = _spread(per_call["ref"]), _spread(per_call["cand"])
+    return ref_ms, cand_ms, ref_spread, cand_spread
+
+
 def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     """Run one evaluation (inside the judge process) and return a Result. Raises Verdict on failure."""
-    rng = random.Random(secrets.randbits(64))
+    rng, phases, t0 = random.Random(secrets.randbits(64)), {}, _perf()
+
+    def lap(name):  # seconds spent in each phase of the evaluation, for the caller's breakdown
+        nonlocal t0
+        phases[name], t0 = round(_perf() - t0, 3), _perf()
     ref_mod = _exec_module(ref_src, "reference", Path(logdir) / "reference_judge.py")
     init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
     consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
@@ -756,11 +792,12 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     cand("buffers", stage)
     cand("outputs", recv[1])
     audit()  # what importing and constructing the candidate changed, before it is ever called
+    lap("setup")
     idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in recv[0]]
 
     def call(w, b, xs, where, probe=True):
         """One untimed call; then the judge checks the inputs are intact and the output is the worker's own."""
-        ms, alias, started = w("run", b, probe)
+        _, _, alias, started = w("run", b, probe)
         if not _intact(stage[b], xs):
             who = "the reference modifies its inputs; fix the task" if w is ref else "the candidate modified its inputs"
             raise Verdict("runtime_error" if w is ref else "rejected", "reference" if w is ref else "input_mutation",
@@ -812,6 +849,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         cand("mode", True)
     ref("mode", True)
 
+    lap("check")
     # what kind of speedup this is: the candidate's own kernel, library calls, or the reference's own ops
     profs = ref("profile", 0), cand("profile", 0)
     if "error" in profs[1] and "error" not in profs[0]:
@@ -820,12 +858,13 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     kind = f"unknown ({errors[0]})" if errors else speedup_kind(*profs, cand_src, device.startswith("cuda"))
     note = ("custom kernel built but never ran; " if profs[1]["has_ext"] and kind != "custom_kernel" else "")
 
+    lap("profile")
     # warm-up, then paired rounds in random order, each with fresh inputs in reused buffers, each output checked
-    clock, k = {"ref": [], "cand": []}, 0  # per side: (worker's ms, judge's ms) of each timed call
+    clock, k = {"ref": [], "cand": []}, 0  # per side: (events', worker's, judge's ms) of each timed call
     while True:
         timed = k >= o.warmup
         n = len(clock["ref"])
-        spent = min(sum(j for _, j in c) for c in clock.values())
+        spent = min(sum(j for *_, j in c) for c in clock.values())
         if n >= o.max_rounds or (n >= o.min_rounds and spent >= o.time_budget_s * 1e3):
             break
         b = k % 2
@@ -836,12 +875,12 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
             other = cand_pid if side == "ref" else ref_pid
             _signal_group(other, signal.SIGSTOP)  # the other side's threads and processes cannot run meanwhile
             try:
-                ms, judge_ms, *flags[side] = (ref if side == "ref" else cand).timed(b)
+                ms, *flags[side] = (ref if side == "ref" else cand).timed(b)
             finally:
                 _signal_group(other, signal.SIGCONT)
             got[side] = [r.clone() for r in recv[side == "cand"]]  # the answer as it stood when the clock stopped
             if timed:
-                clock[side].append((ms, judge_ms))
+                clock[side].append(ms)
         where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
         if not _intact(stage[b], xs):  # the reference was checked not to do this
             raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
@@ -859,17 +898,17 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         seen.append(_fingerprint(got["ref"], idx))
         k += 1
     audit()
-    # a call costs what the worker's (precise) clock saw, plus whatever the judge's clock saw beyond the reference
-    # worker's usual messaging and copy-out: work hidden between forward and the answer is charged, to both sides alike
-    usual = _spread([j - m for m, j in clock["ref"]])[1]
-    (ref_spread, ref_ms), (cand_spread, cand_ms) = (_spread([m + max(0.0, j - m - usual) for m, j in clock[s]])
-                                                    for s in ("ref", "cand"))
+    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock)
+    lap("time")
     return Result("ok", note, "", True, ref_ms / cand_ms, ref_ms, cand_ms, ref_spread, cand_spread,
-                  same_as_reference=kind == "reference_ops", speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]))
+                  same_as_reference=kind == "reference_ops", speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]),
+                  samples=clock if o.keep_samples else None, phases=phases)
 
 
 def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, ext_dirs, env, logdir):
     torch.set_grad_enabled(False)
+    if device.startswith("cuda") and torch.device(device).index is not None:
+        torch.cuda.set_device(torch.device(device))  # no context on any other GPU
     o = Options(**opts)
     ref, cand = _Remote(ref_conn, "reference", o.call_timeout_s), _Remote(cand_conn, "candidate", o.call_timeout_s)
     try:
@@ -898,8 +937,16 @@ def _context():
     return _CTX
 
 
+_START = threading.Lock()
+
+
 def _start(procs):
     """Start processes. Children re-import the caller's main script; from stdin or a notebook there is none."""
+    with _START:
+        _start_unlocked(procs)
+
+
+def _start_unlocked(procs):
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     fake = path is not None and not os.path.isfile(path)
@@ -990,7 +1037,7 @@ def evaluate(ref_src, cand_src, device="cpu", **opts):
         why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
         fail.reason = f"same_as_reference: {why}; no speedup credit. " + fail.reason
     fail.same_as_reference = same or fail.same_as_reference
-    fail.seconds = round(time.time() - t0, 3)
+    fail.seconds, fail.device = round(time.time() - t0, 3), device
     return fail
 
 
@@ -998,8 +1045,9 @@ def _uses_extension(src):
     return "cpp_extension" in src or "load_inline" in src
 
 
-def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True):
-    """Compile candidates in parallel processes (a build folder each); {src: Result for a failed build}."""
+def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times=None):
+    """Compile candidates in parallel processes (a build folder each); {src: Result for a failed build}.
+    times: a dict to fill with {src: seconds} per build (a cache hit costs a process start and a load)."""
     srcs = list(dict.fromkeys(s for s in srcs if _uses_extension(s)))
     if not srcs:
         return {}
@@ -1028,6 +1076,8 @@ def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True):
                     ans = ("fail", "runtime_error", "crash", "the build process died")
                 if ans[0] == "fail":
                     failed[src] = Result(ans[1], f"{ans[2]}: {ans[3]}", ans[2])
+                if times is not None:
+                    times[src] = time.time() - t0
                 conn.close()
                 _stop([p])
                 running.remove(item)
@@ -1044,16 +1094,36 @@ def _bar(total, desc, on):
         return types.SimpleNamespace(update=lambda n: None, close=lambda: None)
 
 
-def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, **opts):
-    """Evaluate (ref_src, cand_src) pairs: builds in parallel first, then one evaluation at a time (clean timing)."""
-    o = Options(**opts)
+def gpus(device):
+    """The devices evaluate_many spreads over: 'cuda' means every visible GPU; any other device is used as given."""
+    n = torch.cuda.device_count() if device == "cuda" else 0
+    return [f"cuda:{i}" for i in range(n)] if n > 1 else [device]
+
+
+def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, **opts):
+    """Evaluate (ref_src, cand_src) pairs: builds in parallel first, then one evaluation at a time per device (so
+    timing never shares a GPU), over `devices` (default: gpus(device)). Results come back in the order of pairs."""
+    o, devices = Options(**opts), devices or gpus(device)
     ok_so_far = [c for r, c in pairs if static_check(r, c)[0] is None]
     failed = build_all(ok_so_far, device, jobs, o.build_timeout_s, progress)
-    results, bar = [], _bar(len(pairs), "evaluate", progress)
-    for ref_src, cand_src in pairs:
-        res = copy.copy(failed[cand_src]) if cand_src in failed else evaluate(ref_src, cand_src, device, **opts)
-        results.append(res)
-        bar.update(1)
+    results, todo, bar = [None] * len(pairs), list(range(len(pairs)))[::-1], _bar(len(pairs), "evaluate", progress)
+    _context()  # the forkserver, set up once before any thread uses it
+
+    def drain(dev):  # one thread per device: the next pair not yet taken, until none is left
+        while todo:
+            try:
+                i = todo.pop()
+            except IndexError:
+                return
+            ref_src, cand_src = pairs[i]
+            results[i] = copy.copy(failed[cand_src]) if cand_src in failed else evaluate(ref_src, cand_src, dev,
+                                                                                          **opts)
+            bar.update(1)
+    threads = [threading.Thread(target=drain, args=(d,), name=f"cudal1-{d}") for d in devices]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     bar.close()
     return results
 

@@ -1,18 +1,21 @@
-"""GPU proof of the evaluator: the corpus's verdicts on CUDA, the identical-code ratio over the level tasks, and
-recovery after an illegal memory access. Prints a short table last; writes the full records as JSON.
+"""GPU proof of the evaluator, in one run: a batch (identical code over the level tasks + the CUDA kernels of the
+corpus repeated) for throughput, identical-code fidelity and repeat CV; then every corpus file's verdict.
+Prints short tables as it goes; writes the full records as JSON after each section (a timeout keeps what is done).
 
-    TORCH_CUDA_ARCH_LIST=9.0 python bench/gpu_evaluator.py --corpus cuda --identity 'level1/*,level2/*,level3/*'
-    python bench/gpu_evaluator.py --corpus all --identity '' --out results.json
+    TORCH_CUDA_ARCH_LIST=9.0 python bench/gpu_evaluator.py                      # batch, then the whole corpus
+    python bench/gpu_evaluator.py --corpus cuda --identity 'level1/*' --repeats 0 --devices cuda:0
 
---corpus: 'cuda' = the files marked `device: cuda` (GPU-only hacks, CUDA kernels, crash recovery), 'all' = every
-corpus file evaluated on the GPU, '' = none.
+--corpus: 'all' = every corpus file evaluated on the GPU, 'cuda' = the files marked `device: cuda`, '' = none.
+--devices: where to evaluate (default: every visible GPU, one evaluation at a time on each).
 """
 import argparse
 import json
 import os
 import re
 import statistics
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -22,6 +25,7 @@ os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")  # one target: builds domin
 import evaluator as E  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
+CLOCKS = ("events", "worker", "judge")  # the three clocks a timed call is seen by (Result.samples)
 
 
 def header(path):
@@ -31,82 +35,196 @@ def header(path):
     return h["task"], status, check.strip(), h.get("device", "cpu")
 
 
-def run_corpus(which, device, opts):
+def task_src(task):
+    return (ROOT / "tasks" / f"{task}.py").read_text()
+
+
+def fmt(x, spec=".3f"):
+    return "-" if x is None else format(x, spec)
+
+
+def quantiles(xs):
+    xs = sorted(xs)
+    q = statistics.quantiles(xs, n=20) if len(xs) > 1 else xs * 19
+    return f"min {xs[0]:.3f}  p5 {q[0]:.3f}  median {statistics.median(xs):.3f}  p95 {q[-1]:.3f}  max {xs[-1]:.3f}"
+
+
+class GpuBusy:
+    """Samples nvidia-smi's utilization.gpu every 250 ms while running: the GPU busy fraction per device."""
+
+    def __init__(self):
+        self.rows, self.proc = [], None
+
+    def __enter__(self):
+        try:
+            self.proc = subprocess.Popen(["nvidia-smi", "--query-gpu=index,utilization.gpu", "--format=csv,noheader,"
+                                          "nounits", "-lms", "250"], stdout=subprocess.PIPE, text=True)
+        except OSError:
+            return self
+        threading.Thread(target=lambda: [self.rows.append(line) for line in self.proc.stdout], daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc:
+            self.proc.terminate()
+
+    def mean(self):
+        per = {}
+        for line in self.rows:
+            try:
+                i, u = (int(v) for v in line.split(","))
+            except ValueError:
+                continue
+            per.setdefault(i, []).append(u)
+        return {i: statistics.mean(u) / 100 for i, u in per.items()}
+
+
+def run_batch(identity, repeats, device, devices, opts):
+    """Identical code for each task in `identity`, plus each CUDA kernel of the honest corpus `repeats` times:
+    builds (cold cache for the first copy, hits for the repeats), then the evaluations spread over devices."""
+    items = []
+    for p in E.find_tasks(identity) if identity else []:
+        src = E.load_task(p)
+        items.append(dict(kind="identity", task=E.task_name(p), ref=src, cand=re.sub(r"\bModel\b", "ModelNew", src)))
+    kernels = [f for f in sorted((CORPUS / "honest").glob("*.py")) if header(f)[3] == "cuda"]
+    for rep in range(repeats):
+        for f in kernels:
+            items.append(dict(kind="kernel", task=header(f)[0], file=f.stem, rep=rep, ref=task_src(header(f)[0]),
+                              cand=f.read_text()))
+    pairs = [(it["ref"], it["cand"]) for it in items]
+    times, t0 = {}, time.time()
+    failed = E.build_all([c for _, c in pairs], device, times=times)
+    t_build = time.time() - t0
+    with GpuBusy() as busy:
+        t1 = time.time()
+        results = E.evaluate_many(pairs, device, devices=devices, keep_samples=True, **opts)
+        t_eval = time.time() - t1
+    rows = []
+    for it, r in zip(items, results):
+        row = {k: v for k, v in it.items() if k not in ("ref", "cand")}
+        row.update(status=r.status, check=r.check, same=r.same_as_reference, kind_of_speedup=r.speedup_kind,
+                   ratio=r.speedup, ref_ms=r.ref_ms, cand_ms=r.cand_ms, ref_spread=r.ref_spread,
+                   cand_spread=r.cand_spread, rounds=r.rounds, seconds=r.seconds, phases=r.phases, device=r.device,
+                   reason=r.reason[:400], by_clock={})
+        if r.samples:
+            for c, name in enumerate(CLOCKS):
+                ref = statistics.median(x[c] for x in r.samples["ref"])
+                row["by_clock"][name] = ref / statistics.median(x[c] for x in r.samples["cand"])
+        rows.append(row)
+    builds = [dict(seconds=s, failed=src in failed) for src, s in times.items()]
+    return dict(rows=rows, build_s=t_build, eval_s=t_eval, builds=builds, busy=busy.mean(), n=len(items),
+                devices=devices, failed_builds=len(failed))
+
+
+def print_batch(b):
+    rows = b["rows"]
+    ident = [r for r in rows if r["kind"] == "identity"]
+    if ident:
+        print(f"\n## identical code (reference renamed ModelNew), {len(ident)} tasks\n")
+        print("| task | status | ratio | events | worker | judge | ref ms | spread | rounds |\n|---|---|---|---|---|---|---|"
+              "---|---|")
+        for r in ident:
+            c = r["by_clock"]
+            why = "" if r["status"] == "ok" else r["reason"][:80]
+            print(f"| {r['task']} | {r['status']} {why} | {fmt(r['ratio'])} | {fmt(c.get('events'))} | "
+                  f"{fmt(c.get('worker'))} | {fmt(c.get('judge'))} | {fmt(r['ref_ms'])} | "
+                  f"{fmt(r['ref_spread'] and 100 * r['ref_spread'], '.1f')}% | {r['rounds']} |")
+        for name, get in [("charged (the verdict's)", lambda r: r["ratio"])] + [
+                (n, lambda r, n=n: r["by_clock"].get(n)) for n in CLOCKS]:
+            xs = [get(r) for r in ident if get(r)]
+            if xs:
+                inside = sum(0.98 <= x <= 1.02 for x in xs)
+                print(f"{name}: {quantiles(xs)}; within [0.98, 1.02]: {inside}/{len(xs)}")
+        print(f"all flagged same_as_reference: {all(r['same'] for r in ident)}")
+    kern = [r for r in rows if r["kind"] == "kernel"]
+    if kern:
+        print("\n## repeated evaluations of the corpus's CUDA kernels (CV = stdev / mean over repeats)\n")
+        print("| file | task | statuses | speedups | CV speedup | CV cand ms | cand ms | kind |\n|---|---|---|---|---|---|"
+              "---|---|")
+        for f in dict.fromkeys(r["file"] for r in kern):
+            rs = [r for r in kern if r["file"] == f]
+            sp = [r["ratio"] for r in rs if r["ratio"]]
+            ms = [r["cand_ms"] for r in rs if r["cand_ms"]]
+            cv = (lambda xs: statistics.stdev(xs) / statistics.mean(xs) if len(xs) > 1 else None)
+            print(f"| {f} | {rs[0]['task']} | {','.join(sorted({r['status'] for r in rs}))} | "
+                  f"{' '.join(f'{x:.2f}' for x in sp)} | {fmt(cv(sp) and 100 * cv(sp), '.1f')}% | "
+                  f"{fmt(cv(ms) and 100 * cv(ms), '.1f')}% | {fmt(statistics.median(ms) if ms else None)} | "
+                  f"{rs[0]['kind_of_speedup']} |")
+    builds = sorted(x["seconds"] for x in b["builds"])
+    wall = b["build_s"] + b["eval_s"]
+    print(f"\n## throughput: {b['n']} candidates on {len(b['devices'])} device(s) {b['devices']}\n")
+    print(f"builds: {len(builds)} distinct sources with an extension, {b['failed_builds']} failed, wall "
+          f"{b['build_s']:.0f} s" + (f"; per build: {quantiles(builds)} s" if builds else ""))
+    print(f"evaluations: wall {b['eval_s']:.0f} s; total {wall:.0f} s -> {3600 * b['n'] / wall:.0f} candidates/hour "
+          f"({3600 * b['n'] / b['eval_s']:.0f}/hour counting evaluation only)")
+    secs = [r["seconds"] for r in rows]
+    print(f"per evaluation: {quantiles(secs)} s")
+    phases = {}
+    for r in rows:
+        for k, v in (r["phases"] or {}).items():
+            phases[k] = phases.get(k, 0.0) + v
+    other = sum(secs) - sum(phases.values())
+    print("where evaluation time goes (summed over evaluations): " + ", ".join(
+        f"{k} {v:.0f} s" for k, v in phases.items()) + f", process start/stop + static checks {other:.0f} s")
+    print(f"GPU busy fraction (nvidia-smi utilization, mean over the evaluations): "
+          + (", ".join(f"GPU{i} {u:.2f}" for i, u in sorted(b["busy"].items())) or "not sampled"))
+
+
+def run_corpus(which, device, devices, opts):
     files = sorted(CORPUS.glob("*/*.py"))
     if which == "cuda":
         files = [f for f in files if header(f)[3] == "cuda"]
     # the illegal memory access goes first among the CUDA files, so the ones after it prove recovery
     files.sort(key=lambda f: (f.stem != "cuda_illegal_memory_access", str(f)))
-    pairs = [((ROOT / "tasks" / f"{header(f)[0]}.py").read_text(), f.read_text()) for f in files]
+    pairs = [(task_src(header(f)[0]), f.read_text()) for f in files]
     t0 = time.time()
-    results = E.evaluate_many(pairs, device, **opts)
+    results = E.evaluate_many(pairs, device, devices=devices, **opts)
     rows = []
     for f, r in zip(files, results):
         task, status, check, _ = header(f)
         hit = r.status == status and (status == "ok" or r.check == check)
         rows.append(dict(file=f"{f.parent.name}/{f.stem}", task=task, expect=f"{status} {check}".strip(),
                          got=f"{r.status} {r.check}".strip(), match=hit, speedup=r.speedup, kind=r.speedup_kind,
-                         seconds=r.seconds,
-                         reason=r.reason[:600]))
-    return rows, time.time() - t0
+                         same=r.same_as_reference, seconds=r.seconds, device=r.device, reason=r.reason[:600]))
+    return dict(rows=rows, seconds=time.time() - t0)
 
 
-def run_identity(spec, device, opts):
-    paths = E.find_tasks(spec)
-    pairs = []
-    for p in paths:
-        src = E.load_task(p)
-        pairs.append((src, re.sub(r"\bModel\b", "ModelNew", src)))
-    t0 = time.time()
-    results = E.evaluate_many(pairs, device, **opts)
-    rows = [dict(task=E.task_name(p), status=r.status, same=r.same_as_reference, ratio=r.speedup, ref_ms=r.ref_ms,
-                 cand_ms=r.cand_ms, ref_spread=r.ref_spread, rounds=r.rounds, reason=r.reason[:600])
-            for p, r in zip(paths, results)]
-    return rows, time.time() - t0
+def print_corpus(c):
+    rows = c["rows"]
+    print(f"\n## corpus on CUDA ({len(rows)} files, {c['seconds']:.0f} s)\n")
+    print("| file | expect | got | match | speedup | kind |\n|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['file']} | {r['expect']} | {r['got']} | {'yes' if r['match'] else 'NO'} | "
+              f"{fmt(r['speedup'], '.2f')} | {r['kind']}{' (same)' if r['same'] else ''} |")
+    for r in rows:
+        if not r["match"]:
+            print(f"MISMATCH {r['file']}: {r['reason']}")
+    for group in ("hacks", "honest", "failures"):
+        g = [r for r in rows if r["file"].startswith(group)]
+        print(f"{group}: {sum(r['match'] for r in g)}/{len(g)} as expected")
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", default="cuda", choices=["cuda", "all", ""])
-    ap.add_argument("--identity", default="level1/*,level2/*,level3/*")
+    ap.add_argument("--identity", default="level1/*,level2/*,level3/*", help="tasks for the identical-code batch")
+    ap.add_argument("--repeats", type=int, default=3, help="copies of each corpus CUDA kernel in the batch")
+    ap.add_argument("--corpus", default="all", choices=["cuda", "all", ""])
     ap.add_argument("--device", default="cuda", help="cpu only to try the script without a GPU")
+    ap.add_argument("--devices", default="", help="comma list (default: every visible GPU)")
     ap.add_argument("--time-budget-s", type=float, default=0.5)
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gpu_evaluator.json"))
     a = ap.parse_args()
     opts = dict(time_budget_s=a.time_budget_s)
+    devices = a.devices.split(",") if a.devices else E.gpus(a.device)
     report = {}
+    if a.identity or a.repeats:
+        report["batch"] = run_batch(a.identity, a.repeats, a.device, devices, opts)
+        Path(a.out).write_text(json.dumps(report, indent=1))
+        print_batch(report["batch"])
     if a.corpus:
-        rows, secs = run_corpus(a.corpus, a.device, opts)
-        report["corpus"] = dict(rows=rows, seconds=secs)
-        print(f"\n## corpus on CUDA ({len(rows)} files, {secs:.0f} s)\n")
-        print("| file | expect | got | match | speedup | kind |\n|---|---|---|---|---|---|")
-        for r in rows:
-            sp = f"{r['speedup']:.2f}" if r["speedup"] else "-"
-            hit = "yes" if r["match"] else "NO"
-            print(f"| {r['file']} | {r['expect']} | {r['got']} | {hit} | {sp} | {r['kind']} |")
-        for r in rows:
-            if not r["match"]:
-                print(f"MISMATCH {r['file']}: {r['reason']}")
-        print(f"matched {sum(r['match'] for r in rows)}/{len(rows)}")
-    if a.identity:
-        rows, secs = run_identity(a.identity, a.device, opts)
-        report["identity"] = dict(rows=rows, seconds=secs)
-        ratios = sorted(r["ratio"] for r in rows if r["ratio"])
-        inside = sum(0.98 <= x <= 1.02 for x in ratios)
-        print(f"\n## identical code (reference renamed ModelNew), {len(rows)} tasks, {secs:.0f} s\n")
-        print("| task | status | ratio | ref ms | spread |\n|---|---|---|---|---|")
-        for r in rows:
-            ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
-            ms = f"{r['ref_ms']:.3f}" if r["ref_ms"] else "-"
-            sp = f"{100 * r['ref_spread']:.1f}%" if r["ref_spread"] is not None else "-"
-            why = "" if r["status"] == "ok" else r["reason"][:80]
-            print(f"| {r['task']} | {r['status']} {why} | {ratio} | {ms} | {sp} |")
-        if ratios:
-            q = statistics.quantiles(ratios, n=20) if len(ratios) > 1 else ratios * 19
-            print(f"ratio min {ratios[0]:.3f}  p5 {q[0]:.3f}  median {statistics.median(ratios):.3f}  p95 {q[-1]:.3f}  "
-                  f"max {ratios[-1]:.3f}; within [0.98, 1.02]: {inside}/{len(ratios)}; all flagged same_as_reference: "
-                  f"{all(r['same'] for r in rows)}")
-    Path(a.out).write_text(json.dumps(report, indent=1))
+        report["corpus"] = run_corpus(a.corpus, a.device, devices, opts)
+        Path(a.out).write_text(json.dumps(report, indent=1))
+        print_corpus(report["corpus"])
 
 
 if __name__ == "__main__":

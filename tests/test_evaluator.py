@@ -188,3 +188,33 @@ def test_a_forward_that_fails_only_while_profiled_is_a_phase_branch():
                           "        return x.clamp_min(0.0)")
     res = E.evaluate(RELU, cand, "cpu", **FAST)
     assert res.status == "rejected" and res.check == "phase_branch" and "profiled" in res.reason
+
+
+def test_charge_adds_only_the_excess_over_the_references_usual_overheads():
+    # per call (events' ms, worker's ms, judge's ms); the reference's usual gaps are 0.1 (sync) and 0.2 (messages)
+    ref = [(1.0, 1.1, 1.3), (1.2, 1.3, 1.5), (0.8, 0.9, 1.1)]
+    cand = [(0.5, 0.6, 0.8),   # same overheads: costs its events' 0.5
+            (0.5, 2.6, 2.8),   # 2.0 more behind the synchronize (an unjoined side stream): 2.5
+            (0.5, 0.6, 3.8)]   # 3.0 more between forward and the answer (hidden in the harness): 3.5
+    ref_ms, cand_ms, ref_spread, cand_spread = E.charge({"ref": ref, "cand": cand})
+    assert ref_ms == pytest.approx(1.0) and cand_ms == pytest.approx(2.5)
+    assert ref_spread == pytest.approx((1.1 - 0.9) / 1.0) and cand_spread == pytest.approx((3.0 - 1.5) / 2.5)
+
+
+def test_keep_samples_returns_every_timed_call_of_both_sides():
+    r = E.evaluate(RELU, HONEST, device="cpu", min_rounds=4, max_rounds=4, warmup=1, keep_samples=True)
+    assert r.status == "ok" and r.rounds == 4
+    for side in ("ref", "cand"):
+        assert len(r.samples[side]) == 4
+        for ev, worker, judge in r.samples[side]:
+            assert ev == worker < judge  # on CPU the events' clock is the worker's; the judge's includes messaging
+
+
+def test_evaluate_many_spreads_over_devices_and_keeps_the_order():
+    # two names for the CPU stand in for two GPUs: one thread (and one judge at a time) per device
+    pairs = [(RELU, HONEST), (RELU, "x = 1"), (RELU, HONEST.replace("clamp_min(0.0)", "clamp_min(1.0)")), (RELU, SAME)]
+    res = E.evaluate_many(pairs, "cpu", devices=["cpu", "cpu:0"], progress=False, **FAST)
+    assert [r.status for r in res] == ["ok", "compile_error", "wrong_output", "ok"]
+    assert res[3].same_as_reference and not res[0].same_as_reference
+    assert {r.device for r in res} == {"cpu", "cpu:0"}
+    assert E.gpus("cpu") == ["cpu"] and E.gpus("cuda:1") == ["cuda:1"]
