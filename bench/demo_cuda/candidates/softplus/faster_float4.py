@@ -1,0 +1,56 @@
+"""faster (hoped): CUDA softplus with float4 loads and stores, PyTorch's threshold (x > 20 returns x), a scalar tail kernel."""
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CUDA = r"""
+#include <c10/cuda/CUDAStream.h>
+#include <cstdint>
+
+// F.softplus(beta=1, threshold=20): above the threshold log1p(exp(v)) equals v in fp32, and exp would overflow past 88
+__device__ __forceinline__ float softplus1(float v) { return v > 20.f ? v : log1pf(expf(v)); }
+
+__global__ void softplus_float4_kernel(const float4* __restrict__ x, float4* __restrict__ y, long n4) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i >= n4) return;
+    float4 v = x[i];
+    v.x = softplus1(v.x); v.y = softplus1(v.y); v.z = softplus1(v.z); v.w = softplus1(v.w);
+    y[i] = v;
+}
+
+__global__ void softplus_scalar_kernel(const float* __restrict__ x, float* __restrict__ y, long start, long n) {
+    long i = start + blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = softplus1(x[i]);
+}
+
+torch::Tensor softplus_fwd(torch::Tensor x) {
+    TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, "CUDA float32 tensor expected");
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    const float* src = xc.data_ptr<float>();
+    float* dst = y.data_ptr<float>();
+    long n = xc.numel();
+    auto stream = c10::cuda::getCurrentCUDAStream();
+    bool aligned = reinterpret_cast<std::uintptr_t>(src) % 16 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 16 == 0;
+    long n4 = aligned ? n / 4 : 0;
+    if (n4 > 0)
+        softplus_float4_kernel<<<(unsigned)((n4 + 255) / 256), 256, 0, stream>>>(
+            reinterpret_cast<const float4*>(src), reinterpret_cast<float4*>(dst), n4);
+    long rest = n - 4 * n4;
+    if (rest > 0)
+        softplus_scalar_kernel<<<(unsigned)((rest + 255) / 256), 256, 0, stream>>>(src, dst, 4 * n4, n);
+    return y;
+}
+"""
+CPP = "torch::Tensor softplus_fwd(torch::Tensor x);"
+
+ext = load_inline(name="demo_cuda_softplus_faster_float4", cpp_sources=CPP, cuda_sources=CUDA,
+                  functions=["softplus_fwd"], extra_cuda_cflags=["-O3"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return ext.softplus_fwd(x)
