@@ -1,5 +1,5 @@
-"""GPU proof of the evaluator, in one run: a batch (identical code over the level tasks + the CUDA kernels of the
-corpus repeated) for throughput, identical-code fidelity and repeat CV; then every corpus file's verdict.
+"""GPU proof of the evaluator, in one run: every corpus file's verdict; then a batch (identical code over the level
+tasks + the CUDA kernels of the corpus repeated) for throughput, identical-code fidelity and repeat CV.
 Prints short tables as it goes; writes the full records as JSON after each section (a timeout keeps what is done).
 
     TORCH_CUDA_ARCH_LIST=9.0 python bench/gpu_evaluator.py                      # batch, then the whole corpus
@@ -105,7 +105,7 @@ def run_batch(identity, repeats, device, devices, opts):
         row.update(status=r.status, check=r.check, same=r.same_as_reference, kind_of_speedup=r.speedup_kind,
                    ratio=r.speedup, ref_ms=r.ref_ms, cand_ms=r.cand_ms, ref_spread=r.ref_spread,
                    cand_spread=r.cand_spread, rounds=r.rounds, seconds=r.seconds, phases=r.phases, device=r.device,
-                   reason=r.reason[:400], by_clock={})
+                   reason=r.reason[:400], by_clock={}, samples=r.samples)
         if r.samples:
             for c, name in enumerate(CLOCKS):
                 ref = statistics.median(x[c] for x in r.samples["ref"])
@@ -217,14 +217,14 @@ def main():
     opts = dict(time_budget_s=a.time_budget_s)
     devices = a.devices.split(",") if a.devices else E.gpus(a.device)
     report = {}
+    if a.corpus:  # first: the verdicts matter most
+        report["corpus"] = run_corpus(a.corpus, a.device, devices, opts)
+        Path(a.out).write_text(json.dumps(report))
+        print_corpus(report["corpus"])
     if a.identity or a.repeats:
         report["batch"] = run_batch(a.identity, a.repeats, a.device, devices, opts)
-        Path(a.out).write_text(json.dumps(report, indent=1))
+        Path(a.out).write_text(json.dumps(report))
         print_batch(report["batch"])
-    if a.corpus:
-        report["corpus"] = run_corpus(a.corpus, a.device, devices, opts)
-        Path(a.out).write_text(json.dumps(report, indent=1))
-        print_corpus(report["corpus"])
 
 
 if __name__ == "__main__":
