@@ -411,8 +411,8 @@ class Worker:
         (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
         os.environ.update(env)  # before importing dynamo: inductor reads TORCHINDUCTOR_COMPILE_THREADS at import
         for name in ("torch.utils.cpp_extension", "torch._dynamo"):  # before the baselines, as their imports change
-            importlib.import_module(name)  # torch (dynamo wraps torch.manual_seed); never in the forkserver, where
-            # importing cpp_extension queries CUDA, after which forked children cannot use CUDA
+            importlib.import_module(name)  # torch (dynamo wraps torch.manual_seed); dynamo is usually preloaded by
+            # the forkserver, cpp_extension never (importing it queries CUDA, which forked children cannot inherit)
         self.attrs, self.flags0 = _attr_ids(), _flags()
         Path(ext_dir).mkdir(parents=True, exist_ok=True)
         self.ext_dir, name = ext_dir, cls_name.lower()
@@ -847,6 +847,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
             exact = not c.is_floating_point()
             bad = verdict_on(j, c if exact else c.double(), r if exact else w, tol, f"input set {i + 1}", started)
             if bad:
+                audit()  # a wrong answer after changing global flags or patching torch is named for that
                 raise Verdict("wrong_output", bad[0], f"{bad[1]} on input set {i + 1} ({kind} distribution)"
                               + (f", output {j}" if len(spec) > 1 else ""))
             worst = max(worst, _err(c, w) / tol if tol else 0.0)
@@ -948,8 +949,11 @@ def _context():
     global _CTX
     if _CTX is None:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one side's idle OpenMP threads must not spin
+        os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # read when the forkserver imports dynamo
         _CTX = mp.get_context("forkserver")
-        _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "evaluator"])
+        # torch._dynamo costs ~4.5 s to import per process on the H200 machine; children still get CUDA after it
+        # (bench/preload_check.py). Never torch.utils.cpp_extension here: it queries CUDA, which forks cannot inherit.
+        _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "torch._dynamo", "evaluator"])
     return _CTX
 
 

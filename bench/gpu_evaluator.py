@@ -5,7 +5,8 @@ Prints short tables as it goes; writes the full records as JSON after each secti
     TORCH_CUDA_ARCH_LIST=9.0 python bench/gpu_evaluator.py                      # batch, then the whole corpus
     python bench/gpu_evaluator.py --corpus cuda --identity 'level1/*' --repeats 0 --devices cuda:0
 
---corpus: 'all' = every corpus file evaluated on the GPU, 'cuda' = the files marked `device: cuda`, '' = none.
+--corpus: 'all' = every corpus file evaluated on the GPU (but those marked cpu_only), 'cuda' = the files marked
+`device: cuda`, '' = none, or a comma list of globs over folder/stem ('hacks/flag_*').
 --devices: where to evaluate (default: every visible GPU, one evaluation at a time on each).
 """
 import argparse
@@ -30,9 +31,9 @@ CLOCKS = ("events", "worker", "judge")  # the three clocks a timed call is seen 
 
 def header(path):
     doc = path.read_text().split('"""')[1]
-    h = dict(re.findall(r"^(task|expect|device):[ \t]*(\S.*?)[ \t]*$", doc, re.M))
+    h = dict(re.findall(r"^(task|expect|device|cpu_only):[ \t]*(\S.*?)[ \t]*$", doc, re.M))
     status, _, check = h["expect"].partition(" ")
-    return h["task"], status, check.strip(), h.get("device", "cpu")
+    return h["task"], status, check.strip(), "cpu_only" if "cpu_only" in h else h.get("device", "cpu")
 
 
 def task_src(task):
@@ -171,9 +172,11 @@ def print_batch(b):
 
 
 def run_corpus(which, device, devices, opts):
-    files = sorted(CORPUS.glob("*/*.py"))
+    files = [f for f in sorted(CORPUS.glob("*/*.py")) if header(f)[3] != "cpu_only"]
     if which == "cuda":
         files = [f for f in files if header(f)[3] == "cuda"]
+    elif which not in ("all", ""):  # a comma list of globs over folder/stem
+        files = [f for f in files if any(Path(f"{f.parent.name}/{f.stem}").match(g) for g in which.split(","))]
     # the illegal memory access goes first among the CUDA files, so the ones after it prove recovery
     files.sort(key=lambda f: (f.stem != "cuda_illegal_memory_access", str(f)))
     pairs = [(task_src(header(f)[0]), f.read_text()) for f in files]
@@ -208,7 +211,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--identity", default="level1/*,level2/*,level3/*", help="tasks for the identical-code batch")
     ap.add_argument("--repeats", type=int, default=3, help="copies of each corpus CUDA kernel in the batch")
-    ap.add_argument("--corpus", default="all", choices=["cuda", "all", ""])
+    ap.add_argument("--corpus", default="all", help="all | cuda | '' | comma list of globs (hacks/flag_*)")
     ap.add_argument("--device", default="cuda", help="cpu only to try the script without a GPU")
     ap.add_argument("--devices", default="", help="comma list (default: every visible GPU)")
     ap.add_argument("--time-budget-s", type=float, default=0.5)

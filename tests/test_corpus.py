@@ -5,6 +5,8 @@ Each corpus file is a candidate module whose docstring carries machine-readable 
     expect: rejected background_thread    the status, then the check named at the start of the reason
     expect: ok                            (an honest candidate)
     device: cuda                          optional; skipped without CUDA
+    cpu_only: <why>                       optional; the candidate is valid on the CPU only (bench/gpu_evaluator.py
+                                          leaves it out of the GPU run)
     same_as_reference: true               optional; the evaluator must see the reference's own code
     evaluator_gap: <what slips through>   optional; a known hole in the evaluator: the test is a strict xfail
                                           until the evaluator is fixed (then XPASS fails: delete the line);
@@ -28,7 +30,7 @@ import evaluator  # noqa: E402
 CORPUS = Path(__file__).resolve().parent / "corpus"
 TASKS = ROOT / "tasks"
 FILES = sorted(CORPUS.glob("*/*.py"))
-HEADER_KEYS = ("task", "expect", "device", "same_as_reference", "evaluator_gap")
+HEADER_KEYS = ("task", "expect", "device", "cpu_only", "same_as_reference", "evaluator_gap")
 # The defaults' timing budget is for measuring; here every verdict comes from the checks, and >= 13 checked calls
 # (4 correctness sets, 3 warm-ups, 10 rounds) reach every phase. A hang costs call_timeout_s, not the default 60 s.
 # C++ builds are cached by the evaluator under a hash of the source (~/.cache/cudal1/builds), so reruns skip them.

@@ -2,6 +2,7 @@
 
 task: cpu/relu
 expect: ok
+cpu_only: C++ that reads data_ptr on the host, for CPU tensors
 """
 import torch
 import torch.nn as nn

@@ -4,6 +4,7 @@ Accumulates in double so the result is at least as accurate as PyTorch's pairwis
 
 task: cpu/sum_rows
 expect: ok
+cpu_only: C++ that reads data_ptr on the host, for CPU tensors
 """
 import torch
 import torch.nn as nn
