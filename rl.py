@@ -18,6 +18,7 @@ How to run
     python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 --max-new-tokens 32  # CPU smoke
     python rl.py --task all --steps 200          # GPU + network: Qwen2.5-Coder-1.5B-Instruct on every task
     python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
+    torchrun --nproc-per-node N rl.py --task all  # data-parallel RL, one process per GPU (see "data parallel" below)
     python rl.py --help                          # every flag, its default and its one-line meaning
     python rl.py --stage collect --task 'cpu/*' --out runs/s0     # then: --stage sft --data runs/s0/collected.jsonl
     python rl.py --stage ssl --init-from runs/s1 --out runs/s2    # then: --stage rl --init-from runs/s2 --out runs/s3
