@@ -18,6 +18,7 @@ How to run
     python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 --max-new-tokens 32  # CPU smoke
     python rl.py --task all --steps 200          # GPU + network: Qwen2.5-Coder-1.5B-Instruct on every task
     python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
+    torchrun --nproc-per-node N rl.py --task all  # data-parallel RL, one process per GPU (see "data parallel" below)
     python rl.py --help                          # every flag, its default and its one-line meaning
     python rl.py --stage collect --task 'cpu/*' --out runs/s0     # then: --stage sft --data runs/s0/collected.jsonl
     python rl.py --stage ssl --init-from runs/s1 --out runs/s2    # then: --stage rl --init-from runs/s2 --out runs/s3
@@ -57,6 +58,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.distributed as dist
 from tqdm import tqdm
 
 import evaluator
@@ -306,6 +308,68 @@ def autocast(cfg):
     """bf16 compute on CUDA (fp32 weights); plain fp32 on CPU."""
     return torch.autocast("cuda", dtype=torch.bfloat16) if cfg.device == "cuda" else nullcontext()
 
+# ---------------------------------------------------------------------------- data parallel (torchrun)
+# Every rank holds the whole policy and makes the same draws (they come from (seed, step, task)). Per step each rank
+# generates for its share of the tasks and evaluates its share of the candidates; all_gather then gives every rank
+# all rollouts and results, so rewards (normalised over the step), advantages and the exemplar database are the same
+# everywhere. Each rank backpropagates its share of the samples with the whole batch's normalisers, and summing the
+# gradients over the ranks (before clipping) gives exactly the one-process gradient. Rank 0 alone writes files.
+
+
+def init_distributed(cfg):
+    """Under torchrun (RANK, WORLD_SIZE, LOCAL_RANK set): join the process group (nccl and GPU LOCAL_RANK on CUDA,
+    gloo on the CPU), keep stdout for rank 0; returns cfg with rank 0's run folder. A plain run: cfg unchanged."""
+    if "RANK" not in os.environ or dist.is_initialized():
+        return cfg
+    if cfg.stage != "rl":
+        raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast off: it can take shared GPUs out of service
+    if cfg.device == "cuda":
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # "cuda" now means this rank's GPU
+    dist.init_process_group("nccl" if cfg.device == "cuda" else "gloo")
+    if dist.get_rank() > 0:
+        sys.stdout = open(os.devnull, "w")  # one copy of the config and the step lines (errors still reach stderr)
+    out = [cfg.out]  # rank 0's: a default runs/<date>-<time> may differ by a second between ranks
+    dist.broadcast_object_list(out, src=0)
+    return replace(cfg, out=out[0])
+
+
+def is_main():
+    """Does this process write the run folder (rank 0, or the only process)?"""
+    return not dist.is_initialized() or dist.get_rank() == 0
+
+
+def barrier():
+    if dist.is_initialized():
+        dist.barrier()
+
+
+def shard(items):
+    """This rank's contiguous share of a list or range (shares differ by at most one); all of it in one process."""
+    if not dist.is_initialized():
+        return items
+    rank, world = dist.get_rank(), dist.get_world_size()
+    return items[len(items) * rank // world:len(items) * (rank + 1) // world]
+
+
+def gather(items):
+    """Every rank's list concatenated in rank order: the inverse of shard(); the list itself in one process."""
+    if not dist.is_initialized():
+        return items
+    parts = [None] * dist.get_world_size()
+    dist.all_gather_object(parts, items)
+    return [x for part in parts for x in part]
+
+
+def all_reduce_grads(model):
+    """Sum every parameter's gradient over the ranks (one all_reduce per tensor: plain, not bucketed like DDP)."""
+    if not dist.is_initialized():
+        return
+    for p in model.parameters():
+        if p.grad is None:  # a parameter this rank's samples did not reach still joins the sum
+            p.grad = torch.zeros_like(p)
+        dist.all_reduce(p.grad)
+
 # ---------------------------------------------------------------------------- loop: pick tasks, build prompts
 
 
@@ -321,7 +385,9 @@ def pick_tasks(cfg, tasks, step):
 
 
 def write_best(cfg, name, speedup, code, step):
-    """OUT/best/<task with / as __>.py: the code under a header giving its measured speedup."""
+    """OUT/best/<task with / as __>.py: the code under a header giving its measured speedup (rank 0 writes it)."""
+    if not is_main():
+        return
     path = Path(cfg.out) / "best" / (name.replace("/", "__") + ".py")
     path.parent.mkdir(exist_ok=True)
     path.write_text(f"# cudal1 best for task {name}: speedup {speedup:.3f}x, status ok, found at step {step}\n{code}\n")
@@ -330,7 +396,11 @@ def write_best(cfg, name, speedup, code, step):
 def open_database(cfg, tasks):
     """The run's exemplar database (references seeded at 1.0, --init-from's codes merged in) and the best correct
     code per task in it."""
+    barrier()  # under torchrun: rank 0's restore() has cut the file back to the checkpoint
     db = ExemplarDB(Path(cfg.out) / "exemplars.jsonl")
+    barrier()  # every rank has read the file; from now on rank 0 alone appends to it
+    if not is_main():
+        db.path = None  # the other ranks add the same entries (gathered results), in memory only
     for name, ref in tasks:
         db.seed_reference(name, ref)
     for e in read_jsonl(Path(cfg.init_from) / "exemplars.jsonl") if cfg.init_from else []:
@@ -390,22 +460,27 @@ def generate(cfg, model, tok, prompt, seed):
 
 
 def generate_all(cfg, model, tok, batch, prompts, step):
-    """generate() for each task of the batch, each seeded from (seed, step, task)."""
-    return [generate(cfg, model, tok, p, seed_for(cfg, step, name))
-            for (name, _), p in tqdm(list(zip(batch, prompts)), desc=f"step {step} generate", leave=False)]
+    """generate() for each task of the batch, each seeded from (seed, step, task). Under torchrun each rank generates
+    its share of the tasks and gets back every rollout, in batch order."""
+    mine = shard(list(zip(batch, prompts)))
+    return gather([generate(cfg, model, tok, p, seed_for(cfg, step, name))
+                   for (name, _), p in tqdm(mine, desc=f"step {step} generate", leave=False, disable=not is_main())])
 
 # ---------------------------------------------------------------------------- loop: evaluate, reward, advantages
 
 
 def evaluate_all(cfg, batch, rollouts, timing=None):
     """Every rollout's code (extracted into r["codes"]) against its task's reference, in ONE evaluator call; results
-    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. CORRECTNESS_ONLY)."""
+    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. CORRECTNESS_ONLY).
+    Under torchrun each rank evaluates its share of the candidates (on its own GPU) and gets back every result."""
     for r in rollouts:
         r["codes"] = [extract_code(t).code for t in r["texts"]]
     pairs = [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
-    return evaluator.evaluate_many(pairs, device=cfg.device, jobs=cfg.eval_jobs or None, progress=True,
-                                   call_timeout_s=cfg.eval_timeout, build_timeout_s=cfg.eval_build_timeout,
-                                   **(timing or dict(time_budget_s=cfg.eval_time_budget)))
+    device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
+    return gather(evaluator.evaluate_many(shard(pairs), device=device, jobs=cfg.eval_jobs or None,
+                                          progress=is_main(), call_timeout_s=cfg.eval_timeout,
+                                          build_timeout_s=cfg.eval_build_timeout,
+                                          **(timing or dict(time_budget_s=cfg.eval_time_budget))))
 
 
 def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
@@ -454,9 +529,9 @@ def flat_samples(rollouts):
     return [(r["prompt"], c, k) for r in rollouts for c, k in zip(r["ids"], r["mask"])]  # N = B * G
 
 
-def micro_batches(cfg, n):
-    """Indices 0..n-1 split into grad_accum nearly equal micro-batches (fewer when n is smaller)."""
-    return [c.tolist() for c in np.array_split(np.arange(n), min(cfg.grad_accum, n))]
+def micro_batches(cfg, indices):
+    """The indices split into grad_accum nearly equal micro-batches (fewer when there are fewer indices)."""
+    return [c.tolist() for c in np.array_split(np.asarray(indices), min(cfg.grad_accum, len(indices)))]
 
 
 def optimizer_step(cfg, model, opt):
@@ -467,15 +542,18 @@ def optimizer_step(cfg, model, opt):
 
 
 def update(cfg, model, ref_model, opt, rollouts, adv):
-    """GRPO: old (and reference) log-probs once, no grad; then mu AdamW steps, each over grad_accum micro-batches."""
+    """GRPO: old (and reference) log-probs once, no grad; then mu AdamW steps, each over grad_accum micro-batches.
+    Under torchrun each rank takes its share of the samples; the shares of the loss are taken of the whole batch,
+    so the gradients summed over the ranks (and the logged stats) are those of one process."""
     samples = flat_samples(rollouts)
-    chunks = micro_batches(cfg, len(samples))
+    chunks = micro_batches(cfg, shard(range(len(samples))))
     total_tokens = sum(int(k.sum()) for _, _, k in samples)
     adv = adv.to(cfg.device)
     with torch.no_grad():
         old = [token_logps(cfg, model, [samples[i] for i in c])[0] for c in chunks]
         ref = [token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in chunks]
-    stats, bar = Counter(), tqdm(total=cfg.mu * len(chunks), desc="update", leave=False)
+    stats, grad_norm = Counter(), 0.0
+    bar = tqdm(total=cfg.mu * len(chunks), desc="update", leave=False, disable=not is_main())
     for _ in range(cfg.mu):
         opt.zero_grad(set_to_none=True)
         for c, old_lp, ref_lp in zip(chunks, old, ref):
@@ -488,10 +566,11 @@ def update(cfg, model, ref_model, opt, rollouts, adv):
             share = int(mask.sum()) / total_tokens if cfg.loss_variant == "dapo" else len(c) / len(samples)
             (loss * share).backward()
             stats.update({"loss": loss.item() * share, **{k: v * share / cfg.mu for k, v in st.items()}})
-        stats["grad_norm"] += optimizer_step(cfg, model, opt) / cfg.mu
+        all_reduce_grads(model)
+        grad_norm += optimizer_step(cfg, model, opt) / cfg.mu  # of the summed gradient: the same on every rank
     bar.close()
-    stats["loss"] /= cfg.mu
-    return dict(stats, updated=True)
+    stats = {k: sum(part[k] for part in gather([stats])) for k in stats}  # the ranks' shares add up to the batch's
+    return dict(stats, loss=stats["loss"] / cfg.mu, grad_norm=grad_norm, updated=True)
 
 
 NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None, updated=False)
@@ -517,7 +596,9 @@ def record_winners(cfg, db, best, batch, rollouts, results, step):
 
 
 def append_log(cfg, rec):
-    """One record as a line of OUT/log.jsonl."""
+    """One record as a line of OUT/log.jsonl (rank 0 writes it)."""
+    if not is_main():
+        return
     with open(Path(cfg.out) / "log.jsonl", "a") as f:
         f.write(json.dumps(rec) + "\n")
 
@@ -569,8 +650,8 @@ def save_plot(cfg):
 
 def save_checkpoint(cfg, model, opt, step, last):
     """At every ckpt_every-th step and at the last: OUT/ckpt.pt with weights, optimizer, RNG states, step; written to
-    a tmp file then renamed (never half-written)."""
-    if step != last and not (cfg.ckpt_every and step % cfg.ckpt_every == 0):
+    a tmp file then renamed (never half-written). Rank 0 writes it: the ranks' weights are the same."""
+    if not is_main() or (step != last and not (cfg.ckpt_every and step % cfg.ckpt_every == 0)):
         return
     state = dict(step=step, model=model.state_dict(), optim=opt.state_dict(),
                  rng=dict(torch=torch.get_rng_state(), numpy=np.random.get_state(), python=random.getstate(),
@@ -593,7 +674,8 @@ def read_jsonl(path):
 
 
 def restore(cfg, model, opt):
-    """Load OUT/ckpt.pt if there is one, cut log and database back to its step (a crash may have run past it)."""
+    """Load OUT/ckpt.pt if there is one, cut log and database back to its step (a crash may have run past it);
+    under torchrun every rank loads, rank 0 alone cuts."""
     out, step = Path(cfg.out), 0
     if (out / "ckpt.pt").exists():
         state = torch.load(out / "ckpt.pt", map_location=cfg.device, weights_only=False)  # our own file
@@ -605,6 +687,8 @@ def restore(cfg, model, opt):
         if state["rng"]["cuda"] is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(state["rng"]["cuda"])
         step = state["step"]
+    if not is_main():
+        return step
     for name in ("log.jsonl", "exemplars.jsonl"):
         kept = [r for r in read_jsonl(out / name) if r["step"] <= step]
         (out / name).write_text("".join(json.dumps(r) + "\n" for r in kept))
@@ -690,7 +774,7 @@ def sft_step(cfg, model, opt, examples):
     tokens = sum(int(k.sum()) for _, _, k in examples)
     opt.zero_grad(set_to_none=True)
     loss = 0.0
-    for c in micro_batches(cfg, len(examples)):
+    for c in micro_batches(cfg, range(len(examples))):
         logp, mask = token_logps(cfg, model, [examples[i] for i in c], temperature=1.0)  # (m, T), (m, T)
         nll = -torch.where(mask, logp, torch.zeros_like(logp)).sum() / tokens
         nll.backward()
@@ -767,10 +851,14 @@ def run(cfg, reward_fn=None):
     """The whole job: config, tasks, policy, run folder, optimizer, database; then --stage.
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
     auto_model, cfg = not (cfg.model or cfg.init_from), resolve_config(check_config(cfg))
+    cfg = init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
     out = Path(cfg.out)
     if not cfg.resume and (out / "log.jsonl").exists():
         raise ConfigError(f"{out} already holds a run: --resume to continue it, or pick another --out")
     tasks = load_tasks(cfg)  # a bad --task fails here, before any model download
+    if dist.is_initialized() and min(cfg.tasks_per_step, len(tasks)) < dist.get_world_size():
+        raise ConfigError(f"torchrun with {dist.get_world_size()} processes needs as many tasks per step, got "
+                          f"{min(cfg.tasks_per_step, len(tasks))}: each process generates one task's group or more")
     try:
         model, tok = initial_policy(cfg)
     except PolicyError as e:
@@ -779,7 +867,8 @@ def run(cfg, reward_fn=None):
         cfg = fallback_to_tiny(cfg, str(e).splitlines()[0])
         tasks, (model, tok) = load_tasks(cfg), initial_policy(cfg)
     out.mkdir(parents=True, exist_ok=True)
-    save_json(out / "config.json", asdict(cfg))
+    if is_main():
+        save_json(out / "config.json", asdict(cfg))
     print("config:\n" + "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items()))
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start = restore(cfg, model, opt) + 1 if cfg.resume else 1
