@@ -80,6 +80,23 @@ class GpuBusy:
         return {i: statistics.mean(u) / 100 for i, u in per.items()}
 
 
+PARTIAL = Path(os.environ.get("OUT", ".")) / "partial.jsonl"
+
+
+def saver(items, section):
+    """on_result for evaluate_many: each result as one line of $OUT/partial.jsonl and one printed line, as it comes
+    (a run cut short by a time limit keeps what it measured)."""
+    lock = threading.Lock()
+
+    def save(i, r):
+        who = {k: v for k, v in items[i].items() if k not in ("ref", "cand")}
+        with lock, open(PARTIAL, "a") as f:
+            f.write(json.dumps(dict(section=section, **who, **r.to_dict())) + "\n")
+            print(f"{section} {json.dumps(who)}: {r.status} {r.check} ratio {fmt(r.speedup)} "
+                  f"({r.seconds:.1f} s, {r.phases})", flush=True)
+    return save
+
+
 def run_batch(identity, repeats, device, devices, opts):
     """Identical code for each task in `identity`, plus each CUDA kernel of the honest corpus `repeats` times:
     builds (cold cache for the first copy, hits for the repeats), then the evaluations spread over devices."""
@@ -98,7 +115,8 @@ def run_batch(identity, repeats, device, devices, opts):
     t_build = time.time() - t0
     with GpuBusy() as busy:
         t1 = time.time()
-        results = E.evaluate_many(pairs, device, devices=devices, keep_samples=True, **opts)
+        results = E.evaluate_many(pairs, device, devices=devices, keep_samples=True, on_result=saver(items, "batch"),
+                                  **opts)
         t_eval = time.time() - t1
     rows = []
     for it, r in zip(items, results):
@@ -181,7 +199,8 @@ def run_corpus(which, device, devices, opts):
     files.sort(key=lambda f: (f.stem != "cuda_illegal_memory_access", str(f)))
     pairs = [(task_src(header(f)[0]), f.read_text()) for f in files]
     t0 = time.time()
-    results = E.evaluate_many(pairs, device, devices=devices, **opts)
+    results = E.evaluate_many(pairs, device, devices=devices, on_result=saver(
+        [dict(file=f"{f.parent.name}/{f.stem}") for f in files], "corpus"), **opts)
     rows = []
     for f, r in zip(files, results):
         task, status, check, _ = header(f)
