@@ -58,8 +58,9 @@ Does not protect against:
     incomplete at the answer; a thread that launches GPU work just before its worker is stopped is not seen.
  7. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
     A candidate that runs other ops while profiled than while timed can choose its `speedup_kind`.
- 8. timing noise between the two processes: on an H200 the identical-code ratio is within +-2% on 27-34 of 49
-    tasks (bench/RESULTS.md); launch-bound tasks drift most.
+ 8. timing noise between the two processes: on an H200 the identical-code ratio by CUDA events is within +-2% on
+    46 of 49 tasks, and sub-millisecond kernels vary 4-28% between evaluations (bench/RESULTS.md).
+ 9. hidden work after forward smaller than half the reference's own overhead there (`charge`).
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
  1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), not atol=rtol=1e-2.
