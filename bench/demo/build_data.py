@@ -26,15 +26,17 @@ KINDS = ("faster", "slower", "wrong", "broken")
 # ---------------------------------------------------------------------------- candidates
 
 
-def find_candidates(task_filter):
-    """[(task name, ref_src, candidate name, kind, cand_src)] for the CPU tasks with a candidates folder."""
+def find_candidates(task_filter, folder=HERE / "candidates"):
+    """[(task name, ref_src, candidate name, kind, cand_src)]: one subfolder of `folder` per task, named by the task's
+    file stem (relu -> tasks/cpu/relu.py, relu_large -> tasks/level1/relu_large.py)."""
     items = []
-    for path in evaluator.find_tasks("cpu/*"):
+    for sub in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
+        path = evaluator.find_tasks(sub.name)[0]
         task = evaluator.task_name(path)  # 'cpu/relu'
         if task_filter and not any(fnmatch.fnmatch(task, p) or fnmatch.fnmatch(path.stem, p) for p in task_filter):
             continue
         ref_src = evaluator.load_task(path)
-        for f in sorted((HERE / "candidates" / path.stem).glob("*.py")):
+        for f in sorted(sub.glob("*.py")):
             kind = f.stem.split("_", 1)[0]
             if kind not in KINDS:
                 raise SystemExit(f"{f}: the file name must start with one of {', '.join(KINDS)}")
@@ -67,17 +69,19 @@ def table(items, results):
 # ---------------------------------------------------------------------------- main
 
 
-def main():
-    p = argparse.ArgumentParser(description="evaluate bench/demo/candidates and write stage-1 JSONL", allow_abbrev=False)
+def main(argv=None, here=HERE, device="cpu", time_budget=0.2):
+    """The command line; bench/demo_cuda/build_data.py calls it with its own folder and defaults."""
+    p = argparse.ArgumentParser(description=f"evaluate {here}/candidates and write stage-1 JSONL", allow_abbrev=False)
     p.add_argument("--tasks", default="", help="comma-separated task names or globs (cpu/relu, softmax, 'cpu/*')")
-    p.add_argument("--out", default=str(HERE / "stage1.jsonl"), help="output JSONL file")
-    p.add_argument("--time-budget", type=float, default=0.2, help="evaluator time_budget_s per side (seconds)")
-    args = p.parse_args()
-    items = find_candidates([s.strip() for s in args.tasks.split(",") if s.strip()])
+    p.add_argument("--device", default=device, help="evaluator device (cuda: every visible GPU)")
+    p.add_argument("--out", default=str(here / "stage1.jsonl"), help="output JSONL file")
+    p.add_argument("--time-budget", type=float, default=time_budget, help="evaluator time_budget_s per side (seconds)")
+    args = p.parse_args(argv)
+    items = find_candidates([s.strip() for s in args.tasks.split(",") if s.strip()], here / "candidates")
     if not items:
         raise SystemExit(f"no candidates for --tasks {args.tasks!r}")
     t0 = time.time()
-    results = evaluator.evaluate_many([(ref, cand) for _, ref, _, _, cand in items], device="cpu",
+    results = evaluator.evaluate_many([(ref, cand) for _, ref, _, _, cand in items], device=args.device,
                                       time_budget_s=args.time_budget)
     with open(args.out, "w") as f:
         for (task, ref, name, kind, cand), r in zip(items, results):
