@@ -16,8 +16,8 @@ L1=level1/relu_large,level1/elu,level1/gelu_erf,level1/softplus,level1/mean_dim1
 TINY="--model tiny --device $DEVICE --task $L1 --max-new-tokens 128 --group-size 4"
 
 evaluator() {
-# issues 3, 6, 7: identical code over the level tasks not in the N-vs-1 batch below, each CUDA kernel twice (CV)
-step identity 360 $GE --corpus '' --repeats 2 --identity 'level1/[g-z]*,level2/*,level3/*' --out $OUT/identity.json
+# issues 3, 6, 7: identical code over every level task, each CUDA kernel of the corpus twice (CV)
+step identity 360 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' --out $OUT/identity.json
 # issue 6: the corpus files whose GPU verdict changed since the last full corpus run
 step corpus 50 $GE --corpus 'hacks/flag_*,hacks/dispatch_mode_copy_out,honest/cuda_compile_add_layernorm' \
     --repeats 0 --identity '' --out $OUT/corpus.json
