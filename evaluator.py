@@ -35,7 +35,8 @@ Protects against (the check's name starts `reason`):
     nn.Module, torch.cuda, time, builtins, this module or its Worker class, or a profile/trace hook (`monkeypatch`);
     changed global flags: TF32, cuDNN, matmul precision, threads, default dtype (`backend_flags`). Checked after
     construction, after the correctness gate and at the end; a torch function or dispatch mode still active when
-    forward returns (it would run inside the harness' copy-out) is checked after every call. The reference runs in another process anyway.
+    forward returns (it would run inside the harness' copy-out), and any replaced attribute of torch.Tensor, the
+    builtins or the harness (a patch forward installs and the harness' next step undoes), after every call. The reference runs in another process anyway.
  8. input tricks: inputs are written by the judge and compared after every candidate call (`input_mutation`); a size
     constant of the reference redefined in the candidate module, at import or later (`shape_globals`), is rejected;
     the candidate never sees the reference module, the seeds or the expected outputs.
@@ -343,16 +344,20 @@ def _attr_ids():
 def _patched(before):
     """Watched attributes replaced, deleted, or (on classes) callables added since `before`. A replacement defined in
     torch's own files is torch patching itself (torch.compile wraps nn.Module.__init__, dynamo torch.manual_seed)."""
-    torch_dir = os.path.dirname(torch.__file__)
     bad = []
     for name, (obj, strict) in _watched().items():
         ids, now = before[name][0], dict(vars(obj))
         for k, v in now.items():
-            if ((k in ids and ids[k] != id(v)) or (strict and k not in ids and callable(v))) and not str(
-                    getattr(getattr(v, "__code__", None), "co_filename", "")).startswith(torch_dir):
+            if ((k in ids and ids[k] != id(v)) or (strict and k not in ids and callable(v))) and not _torch_own(v):
                 bad.append(f"{name}.{k}")
         bad += [f"{name}.{k}" for k in ids.keys() - now.keys()]
     return bad
+
+
+def _torch_own(v):
+    """Is v a function from torch's own files (torch patching itself)?"""
+    where = getattr(getattr(v, "__code__", None), "co_filename", "")
+    return str(where).startswith(os.path.dirname(torch.__file__))
 
 
 def _flags():
@@ -428,6 +433,11 @@ class Worker:
         except Exception as e:
             raise Verdict("runtime_error", "exception",
                           f"{cls_name}(*get_init_inputs()) failed: {_describe(e)}") from None
+        # what the harness touches right after forward returns (tensor methods, builtins, itself): compared after
+        # every call (import and construction are audited separately against the state before them)
+        self.guard = [(name, o, dict(vars(o))) for name, o in (
+            ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase), ("builtins", builtins),
+            ("harness", sys.modules[__name__]), ("Worker", Worker))]
 
     def buffers(self, stage):
         self.stage = stage  # two lists of forward arguments; their tensors live in memory shared with the judge
@@ -467,14 +477,19 @@ class Worker:
         out = self.model(*self.stage[b])
         if self.cuda:
             _record(ev[1], stream)
+        t1 = _perf()  # forward's end on the CPU (on CUDA the clock runs on to the end of the synchronize below)
         if any(n() for n in _modes):  # the harness' own tensor ops after forward would run candidate code
             raise Verdict("rejected", "monkeypatch", "forward left a torch function or dispatch mode active")
+        changed = [f"{name}.{k}" for name, o, before in self.guard for k in before.keys() | vars(o).keys()
+                   if before.get(k) is not vars(o).get(k) and not _torch_own(vars(o).get(k))]
+        if changed:  # checked before the harness uses them: a patch undone later would escape the audits
+            raise Verdict("rejected", "monkeypatch", f"forward replaced {', '.join(sorted(changed)[:8])}")
         snap = None
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
             stream.synchronize()
             snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
         _device_sync(self.device)
-        ms = (_perf() - t0) * 1e3
+        ms = ((_perf() if self.cuda else t1) - t0) * 1e3
         gpu_ms = _elapsed(ev[0], ev[1]) if self.cuda else ms
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
