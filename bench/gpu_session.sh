@@ -5,6 +5,7 @@
 # tool brings back only a few files).
 #   bash bench/gpu_session.sh evaluator   # one device call (~9 min): identity + CV, then the changed corpus files
 #   bash bench/gpu_session.sh training    # another (~8 min): stages 1-3 (issue 8), torchrun and 1 vs N GPUs (9)
+#   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-/tmp/cudal1_runs}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -43,4 +44,8 @@ step all_gpus 60 $GE --corpus '' --repeats 0 --identity 'level1/[a-f]*' --out $O
 for d in s0 s1 s2 s3 ddp; do echo "== $d"; cat $RUNS/$d/log.jsonl 2>/dev/null; done > $OUT/runs_logs.txt
 }
 
-"${1:?usage: bash bench/gpu_session.sh evaluator|training}"
+baselines() {
+step baselines 580 python3 bench/time_tasks.py --compile --task 'level1/*,level2/*,level3/*' --out $OUT/baselines.md
+}
+
+"${1:?usage: bash bench/gpu_session.sh evaluator|training|baselines}"

@@ -3,6 +3,7 @@
     python bench/time_tasks.py                                   # every task, on cuda
     python bench/time_tasks.py --task 'level1/*' --out bench/task_times.md
     python bench/time_tasks.py --device cpu --task 'cpu/*'       # the CPU tasks, wall clock
+    python bench/time_tasks.py --compile                          # + torch.compile's time: the field's 2nd baseline
 
 Per task: exec the file into a fresh module, build Model and inputs with a fixed seed (on CPU, as a harness does), move
 them to the device, warm up, then time the forward under torch.no_grad(): a CUDA event pair around each call (wall
@@ -14,6 +15,8 @@ clock on CPU), the L2 flushed before every timed call by writing a 256 MB buffer
   elementwise work or reductions, so memory-bound tasks read as ~0.
 - bound: FLOP/byte above the H200 fp32 ridge (50 TFLOP/s / 4.3 TB/s ~ 12) is compute-bound, else memory-bound.
 - >= 50 us: whether the reference is long enough to time a candidate against (the task suite's size target).
+- --compile: torch.compile(Model) (default mode) timed the same way after its first call (whose seconds, mostly
+  compilation, are reported), and eager ms / compiled ms.
 """
 import argparse
 import datetime
@@ -123,19 +126,31 @@ def measure(path, args, device, flush):
         except NotImplementedError:  # an op without a meta kernel: count on the real device
             moved, flops = count_work(model, inputs)
         ms = time_forward(model, inputs, device, args.warmup, args.iters, flush)
+        compiled = []
+        if args.compile:
+            fast = torch.compile(model)
+            t0 = time.perf_counter()
+            with torch.no_grad():
+                fast(*inputs)
+            sync(device)
+            first = time.perf_counter() - t0
+            cms = time_forward(fast, inputs, device, args.warmup, args.iters, flush)
+            compiled = [f"{cms:.3f}", f"{ms / cms:.2f}", f"{first:.1f}"]
     finally:
         del model, inputs
         gc.collect()
         if device.type == "cuda":
             torch.cuda.empty_cache()
     bound = "compute" if flops / moved > RIDGE_FLOP_PER_BYTE else "memory"
-    return [name, f"{ms:.3f}", f"{moved / 1e9:.3f}", f"{flops / 1e9:.1f}", bound, "yes" if ms >= 0.050 else "NO"]
+    return [name, f"{ms:.3f}", f"{moved / 1e9:.3f}", f"{flops / 1e9:.1f}", bound, "yes" if ms >= 0.050 else "NO",
+            *compiled]
 
 
 # ---------------------------------------------------------------------------- main
 
-def markdown(rows):
-    head = ["task", "ms", "GB moved", "GFLOP", "bound", ">= 50 us"]
+def markdown(rows, compiled=False):
+    head = ["task", "ms", "GB moved", "GFLOP", "bound", ">= 50 us"] + ["compiled ms", "eager/compiled",
+                                                                       "first call s"] * compiled
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * len(head)) + "|"]
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
 
@@ -150,6 +165,7 @@ def main():
     p.add_argument("--flush-mb", type=int, default=256, help="MB written before each timed call to flush L2 (0: off)")
     p.add_argument("--threads", type=int, default=0, help="CPU intra-op threads (0: torch's default)")
     p.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
+    p.add_argument("--compile", action="store_true", help="also time torch.compile of each reference")
     p.add_argument("--out", default=None, help="also write the table (with a header naming device and date) here")
     args = p.parse_args()
     if args.iters < 20:
@@ -169,12 +185,12 @@ def main():
         except (RuntimeError, evaluator.TaskError) as e:  # OOM or a broken task costs one row, not the run
             name = evaluator.task_name(path, args.tasks_dir)
             print(f"{name}: {type(e).__name__}: {str(e).splitlines()[0]}", file=sys.stderr)
-            rows.append([name, "error", "-", "-", "-", "-"])
+            rows.append([name, "error", "-", "-", "-", "-"] + ["-"] * 3 * args.compile)
 
     header = (f"Eager reference times, {where}, torch {torch.__version__}, "
               f"{datetime.date.today().isoformat()}, median of {args.iters} calls, L2 flush {args.flush_mb} MB\n"
               f"command: python {shlex.join(sys.argv)}\n")
-    table = markdown(rows)
+    table = markdown(rows, args.compile)
     print(header)
     print(table)
     if args.out:
