@@ -40,6 +40,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
     8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights).
     9. Fine-tuning (sft, ssl) is the mean negative log-likelihood over completion tokens (prompt masked), at
        temperature 1; the records' order is reshuffled per epoch from (seed, epoch).
+   10. Identical codes of one step are evaluated once and share that result (a small policy repeats itself).
 """
 import argparse
 import inspect
@@ -52,6 +53,7 @@ import time
 import zlib
 from collections import Counter
 from contextlib import nullcontext
+from copy import copy
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
@@ -403,9 +405,12 @@ def evaluate_all(cfg, batch, rollouts, timing=None):
     for r in rollouts:
         r["codes"] = [extract_code(t).code for t in r["texts"]]
     pairs = [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
-    return evaluator.evaluate_many(pairs, device=cfg.device, jobs=cfg.eval_jobs or None, progress=True,
-                                   call_timeout_s=cfg.eval_timeout, build_timeout_s=cfg.eval_build_timeout,
-                                   **(timing or dict(time_budget_s=cfg.eval_time_budget)))
+    unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
+    results = evaluator.evaluate_many(unique, device=cfg.device, jobs=cfg.eval_jobs or None, progress=True,
+                                      call_timeout_s=cfg.eval_timeout, build_timeout_s=cfg.eval_build_timeout,
+                                      **(timing or dict(time_budget_s=cfg.eval_time_budget)))
+    found = dict(zip(unique, results))
+    return [copy(found[p]) for p in pairs]
 
 
 def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
@@ -522,12 +527,22 @@ def append_log(cfg, rec):
         f.write(json.dumps(rec) + "\n")
 
 
+def task_stats(batch, results):
+    """{task: {"pass": share of its G samples that are ok, "mean_speedup": their mean measured speedup or None}}."""
+    G, out = len(results) // len(batch), {}
+    for i, (name, _) in enumerate(batch):
+        ok = [r.speedup for r in results[i * G:(i + 1) * G] if r.status == "ok" and r.speedup is not None]
+        out[name] = {"pass": len(ok) / G, "mean_speedup": float(np.mean(ok)) if ok else None}
+    return out
+
+
 def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
     clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update.
 
     mean/max_reward are raw rewards (speedup, or fail_reward); pass_rate is the share of status ok (with a toy
-    reward_fn: the share of positive rewards); best_speedup is the run's best correct speedup per task so far.
+    reward_fn: the share of positive rewards); best_speedup is the run's best correct speedup per task so far;
+    per_task is task_stats of this step's samples.
     """
     t0, t1, t2, t3 = clock
     times = dict(gen_s=t1 - t0, eval_s=t2 - t1, update_s=t3 - t2, step_s=time.perf_counter() - t0)
@@ -536,6 +551,7 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
     rec = dict(step=step, tasks=[name for name, _ in batch], mean_reward=float(raw.mean()),
                max_reward=float(raw.max()), pass_rate=n_ok / len(raw),
                best_speedup={name: b[0] for name, b in sorted(best.items())},
+               per_task=task_stats(batch, results) if results else {},
                status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
     append_log(cfg, rec)
     top = f"{max(rec['best_speedup'].values()):.2f}x" if best else "-"
@@ -545,7 +561,8 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
 
 
 def save_plot(cfg):
-    """OUT/progress.png: reward, pass rate and best speedup per step, or sft's loss (skipped without matplotlib)."""
+    """OUT/progress.png: reward, pass rate, best speedup and each task's mean speedup of its correct samples per step,
+    or sft's loss (skipped without matplotlib)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -555,14 +572,27 @@ def save_plot(cfg):
     recs = read_jsonl(Path(cfg.out) / "log.jsonl")
     if not recs:
         return
-    curves = {"sft loss": [r["loss"] for r in recs]}  # an sft run logs a loss per step
+    steps = [r["step"] for r in recs]
+    curves = {"sft loss": {"": (steps, [r["loss"] for r in recs])}}  # an sft run logs a loss per step
     if "mean_reward" in recs[0]:
-        curves = {"mean reward": [r["mean_reward"] for r in recs], "pass rate": [r["pass_rate"] for r in recs],
-                  "best speedup": [max(r["best_speedup"].values(), default=float("nan")) for r in recs]}
+        per_task = {}  # task -> ([step], [mean speedup of its correct samples])
+        for r in recs:
+            for name, t in r.get("per_task", {}).items():
+                if t["mean_speedup"] is not None:
+                    per_task.setdefault(name, ([], []))[0].append(r["step"])
+                    per_task[name][1].append(t["mean_speedup"])
+        curves = {"mean reward": {"": (steps, [r["mean_reward"] for r in recs])},
+                  "pass rate": {"": (steps, [r["pass_rate"] for r in recs])},
+                  "best speedup": {"": (steps, [max(r["best_speedup"].values(), default=float("nan")) for r in recs])},
+                  "mean speedup of correct samples": per_task}
     fig, axes = plt.subplots(1, len(curves), figsize=(4.4 * len(curves), 3.5), layout="tight", squeeze=False)
-    for ax, (title, ys) in zip(axes[0], curves.items()):
-        ax.plot([r["step"] for r in recs], ys)
+    for ax, (title, lines) in zip(axes[0], curves.items()):
+        for label, (xs, ys) in sorted(lines.items()):
+            ax.plot(xs, ys, marker="." if len(xs) < 30 else None, label=label or None)
         ax.set(title=title, xlabel="step")
+        if len(lines) > 1:
+            ax.set_yscale("log")
+            ax.legend(fontsize=6)
     fig.savefig(Path(cfg.out) / "progress.png")
     plt.close(fig)
 
