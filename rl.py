@@ -17,6 +17,7 @@ What the RL stage does, each step
 How to run
     python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 --max-new-tokens 32  # CPU smoke
     python rl.py --task all --steps 200          # GPU + network: Qwen2.5-Coder-1.5B-Instruct on every task
+    python rl.py --task all                      # no GPU or no network: the demo policy (bench/demo) on cpu/*
     python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
     python rl.py --help                          # every flag, its default and its one-line meaning
     python rl.py --stage collect --task 'cpu/*' --out runs/s0     # then: --stage sft --data runs/s0/collected.jsonl
@@ -76,7 +77,7 @@ class Config:
     tasks_dir: str = str(evaluator.TASKS_DIR)  # folder of KernelBench-format task files (a KernelBench level works)
     steps: int = 200                  # RL steps (sft: AdamW steps) to run (a resumed run stops at this step too)
     device: str = "auto"              # auto|cpu|cuda: where the policy runs and the candidates are timed
-    model: str = ""                   # hub id, local folder, .gguf file or tiny; "" = hub model on GPU, else tiny
+    model: str = ""                   # hub id, local folder, .gguf file or tiny; "" = hub model on GPU, else demo
     out: str = ""                     # run folder; '' = runs/<date>-<time>
     resume: bool = False              # continue the run in --out from its checkpoint
     seed: int = 0                     # every draw (tasks, exemplars, samples) derives from (seed, step, task)
@@ -120,6 +121,7 @@ class Config:
 CHOICES = {"stage": ("collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
            "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best")}
 DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+DEMO_POLICY = Path(__file__).resolve().parent / "bench" / "demo" / "policy"  # tiny after sft + ssl (bench/demo)
 
 
 class ConfigError(ValueError):
@@ -196,9 +198,9 @@ def resolve_config(cfg):
     if cfg.model:
         return cfg
     if device == "cpu":
-        return fallback_to_tiny(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU")
+        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU")
     if not (hub_reachable() or hub_cached(DEFAULT_MODEL)):  # say so at once, not after the hub client's retries
-        return fallback_to_tiny(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}")
+        return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}")
     return replace(cfg, model=DEFAULT_MODEL)
 
 
@@ -222,12 +224,18 @@ def hub_cached(model_id):
     return isinstance(try_to_load_from_cache(model_id, "config.json"), str)
 
 
-def fallback_to_tiny(cfg, why):
-    """Say in one line why the default model is not used, and run tiny on the CPU tasks instead."""
+def fallback_to_demo(cfg, why):
+    """Say in one line why the default model is not used, and run the shipped demo policy (the tiny model after
+    sft + ssl on bench/demo/stage1.jsonl: weights and exemplars as --init-from) on the CPU tasks instead, with the
+    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field still at its default."""
     task = "cpu/*" if cfg.task == "all" else cfg.task
-    print(f"cudal1: {why}: falling back to --model tiny (a random model; a trained demo policy will replace it) "
-          f"on --task {task} with --device cpu")
-    return replace(cfg, model="tiny", device="cpu", task=task)
+    flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items()
+             if getattr(cfg, k) == getattr(Config(), k)}  # flags the user gave win
+    shown = " ".join(f"--{'no-' * (v is False)}{k.replace('_', '-')}{'' if isinstance(v, bool) else f' {v}'}"
+                     for k, v in flags.items())
+    print(f"cudal1: {why}: falling back to the demo policy (--model tiny --init-from bench/demo/policy, trained on "
+          f"CPU kernels; {shown}) on --task {task} with --device cpu")
+    return replace(cfg, model="tiny", init_from=str(DEMO_POLICY), device="cpu", task=task, **flags)
 
 
 def save_json(path, obj):
@@ -806,7 +814,7 @@ def run(cfg, reward_fn=None):
     except PolicyError as e:
         if not auto_model:
             raise
-        cfg = fallback_to_tiny(cfg, str(e).splitlines()[0])
+        cfg = fallback_to_demo(cfg, str(e).splitlines()[0])
         tasks, (model, tok) = load_tasks(cfg), initial_policy(cfg)
     out.mkdir(parents=True, exist_ok=True)
     save_json(out / "config.json", asdict(cfg))
