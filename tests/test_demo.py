@@ -1,7 +1,8 @@
 """The demo policy (issue 10) on CPU: bench/demo/policy is the tiny model after sft + ssl on bench/demo/stage1.jsonl,
-shipped so that `python rl.py --task all` without a GPU or network starts from it. A few contrastive-RL steps from
-it, rewarded only by the real evaluator (evaluate_many on the CPU), must make the sampled kernels faster and the
-failed samples rarer: step 1 samples the shipped policy (sft + ssl alone), the last step the policy after RL.
+shipped so that `python rl.py --task all` without a GPU or network starts from it (with its flags.json: plain
+prompts, temperature 0.7, lr 1e-4, mu 2). A few RL steps from it, rewarded only by the real evaluator (evaluate_many
+on the CPU), must make the sampled kernels faster and the failed samples rarer: step 1 samples the shipped policy
+(sft + ssl alone), the last two steps the policy after RL. Numbers and their reading: bench/demo/README.md.
 """
 import json
 import sys
@@ -75,7 +76,7 @@ def pooled(recs, group_size):
 
 def test_rl_from_the_demo_policy_writes_faster_kernels_and_fails_less(demo_run):
     cfg, log, seconds = demo_run
-    assert (cfg.model, cfg.init_from) == ("tiny", str(rl.DEMO_POLICY))
+    assert (cfg.model, cfg.init_from, cfg.contrastive) == ("tiny", str(rl.DEMO_POLICY), False)  # the fallback
     assert [r["step"] for r in log] == list(range(1, cfg.steps + 1)) and all(sorted(r["tasks"]) == sorted(TASKS)
                                                                            for r in log)
     # step 1 samples the shipped policy (sft + ssl alone); the last two steps sample it after 2 and 3 RL updates
