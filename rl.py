@@ -17,6 +17,7 @@ What the RL stage does, each step
 How to run
     python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 --max-new-tokens 32  # CPU smoke
     python rl.py --task all --steps 200          # GPU + network: Qwen2.5-Coder-1.5B-Instruct on every task
+    python rl.py --task all                      # no GPU or no network: the demo policy (bench/demo) on cpu/*
     python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
     torchrun --nproc-per-node N rl.py --task all  # data-parallel RL, one process per GPU (see "data parallel" below)
     python rl.py --help                          # every flag, its default and its one-line meaning
@@ -41,6 +42,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
     8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights).
     9. Fine-tuning (sft, ssl) is the mean negative log-likelihood over completion tokens (prompt masked), at
        temperature 1; the records' order is reshuffled per epoch from (seed, epoch).
+   10. Identical codes of one step are evaluated once and share that result (a small policy repeats itself).
 """
 import argparse
 import inspect
@@ -53,6 +55,7 @@ import time
 import zlib
 from collections import Counter
 from contextlib import nullcontext
+from copy import copy
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
@@ -76,7 +79,7 @@ class Config:
     tasks_dir: str = str(evaluator.TASKS_DIR)  # folder of KernelBench-format task files (a KernelBench level works)
     steps: int = 200                  # RL steps (sft: AdamW steps) to run (a resumed run stops at this step too)
     device: str = "auto"              # auto|cpu|cuda: where the policy runs and the candidates are timed
-    model: str = ""                   # hub id, local folder, .gguf file or tiny; "" = hub model on GPU, else tiny
+    model: str = ""                   # hub id, local folder, .gguf file or tiny; "" = hub model on GPU, else demo
     out: str = ""                     # run folder; '' = runs/<date>-<time>
     resume: bool = False              # continue the run in --out from its checkpoint
     seed: int = 0                     # every draw (tasks, exemplars, samples) derives from (seed, step, task)
@@ -120,6 +123,7 @@ class Config:
 CHOICES = {"stage": ("collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
            "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best")}
 DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+DEMO_POLICY = Path(__file__).resolve().parent / "bench" / "demo" / "policy"  # tiny after sft + ssl (bench/demo)
 
 
 class ConfigError(ValueError):
@@ -196,9 +200,9 @@ def resolve_config(cfg):
     if cfg.model:
         return cfg
     if device == "cpu":
-        return fallback_to_tiny(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU")
+        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU")
     if not (hub_reachable() or hub_cached(DEFAULT_MODEL)):  # say so at once, not after the hub client's retries
-        return fallback_to_tiny(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}")
+        return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}")
     return replace(cfg, model=DEFAULT_MODEL)
 
 
@@ -222,12 +226,18 @@ def hub_cached(model_id):
     return isinstance(try_to_load_from_cache(model_id, "config.json"), str)
 
 
-def fallback_to_tiny(cfg, why):
-    """Say in one line why the default model is not used, and run tiny on the CPU tasks instead."""
+def fallback_to_demo(cfg, why):
+    """Say in one line why the default model is not used, and run the shipped demo policy (the tiny model after
+    sft + ssl on bench/demo/stage1.jsonl: weights and exemplars as --init-from) on the CPU tasks instead, with the
+    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field still at its default."""
     task = "cpu/*" if cfg.task == "all" else cfg.task
-    print(f"cudal1: {why}: falling back to --model tiny (a random model; a trained demo policy will replace it) "
-          f"on --task {task} with --device cpu")
-    return replace(cfg, model="tiny", device="cpu", task=task)
+    flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items()
+             if getattr(cfg, k) == getattr(Config(), k)}  # flags the user gave win
+    shown = " ".join(f"--{'no-' * (v is False)}{k.replace('_', '-')}{'' if isinstance(v, bool) else f' {v}'}"
+                     for k, v in flags.items())
+    print(f"cudal1: {why}: falling back to the demo policy (--model tiny --init-from bench/demo/policy, trained on "
+          f"CPU kernels; {shown}) on --task {task} with --device cpu")
+    return replace(cfg, model="tiny", init_from=str(DEMO_POLICY), device="cpu", task=task, **flags)
 
 
 def save_json(path, obj):
@@ -476,11 +486,14 @@ def evaluate_all(cfg, batch, rollouts, timing=None):
     for r in rollouts:
         r["codes"] = [extract_code(t).code for t in r["texts"]]
     pairs = [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
+    unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
     device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
-    return gather(evaluator.evaluate_many(shard(pairs), device=device, jobs=cfg.eval_jobs or None,
-                                          progress=is_main(), call_timeout_s=cfg.eval_timeout,
-                                          build_timeout_s=cfg.eval_build_timeout,
-                                          **(timing or dict(time_budget_s=cfg.eval_time_budget))))
+    results = gather(evaluator.evaluate_many(shard(unique), device=device, jobs=cfg.eval_jobs or None,
+                                             progress=is_main(), call_timeout_s=cfg.eval_timeout,
+                                             build_timeout_s=cfg.eval_build_timeout,
+                                             **(timing or dict(time_budget_s=cfg.eval_time_budget))))
+    found = dict(zip(unique, results))
+    return [copy(found[p]) for p in pairs]
 
 
 def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
@@ -603,12 +616,22 @@ def append_log(cfg, rec):
         f.write(json.dumps(rec) + "\n")
 
 
+def task_stats(batch, results):
+    """{task: {"pass": share of its G samples that are ok, "mean_speedup": their mean measured speedup or None}}."""
+    G, out = len(results) // len(batch), {}
+    for i, (name, _) in enumerate(batch):
+        ok = [r.speedup for r in results[i * G:(i + 1) * G] if r.status == "ok" and r.speedup is not None]
+        out[name] = {"pass": len(ok) / G, "mean_speedup": float(np.mean(ok)) if ok else None}
+    return out
+
+
 def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
     clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update.
 
     mean/max_reward are raw rewards (speedup, or fail_reward); pass_rate is the share of status ok (with a toy
-    reward_fn: the share of positive rewards); best_speedup is the run's best correct speedup per task so far.
+    reward_fn: the share of positive rewards); best_speedup is the run's best correct speedup per task so far;
+    per_task is task_stats of this step's samples.
     """
     t0, t1, t2, t3 = clock
     times = dict(gen_s=t1 - t0, eval_s=t2 - t1, update_s=t3 - t2, step_s=time.perf_counter() - t0)
@@ -617,6 +640,7 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
     rec = dict(step=step, tasks=[name for name, _ in batch], mean_reward=float(raw.mean()),
                max_reward=float(raw.max()), pass_rate=n_ok / len(raw),
                best_speedup={name: b[0] for name, b in sorted(best.items())},
+               per_task=task_stats(batch, results) if results else {},
                status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
     append_log(cfg, rec)
     top = f"{max(rec['best_speedup'].values()):.2f}x" if best else "-"
@@ -626,7 +650,8 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
 
 
 def save_plot(cfg):
-    """OUT/progress.png: reward, pass rate and best speedup per step, or sft's loss (skipped without matplotlib)."""
+    """OUT/progress.png: reward, pass rate, best speedup and each task's mean speedup of its correct samples per step,
+    or sft's loss (skipped without matplotlib)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -636,14 +661,27 @@ def save_plot(cfg):
     recs = read_jsonl(Path(cfg.out) / "log.jsonl")
     if not recs:
         return
-    curves = {"sft loss": [r["loss"] for r in recs]}  # an sft run logs a loss per step
+    steps = [r["step"] for r in recs]
+    curves = {"sft loss": {"": (steps, [r["loss"] for r in recs])}}  # an sft run logs a loss per step
     if "mean_reward" in recs[0]:
-        curves = {"mean reward": [r["mean_reward"] for r in recs], "pass rate": [r["pass_rate"] for r in recs],
-                  "best speedup": [max(r["best_speedup"].values(), default=float("nan")) for r in recs]}
+        per_task = {}  # task -> ([step], [mean speedup of its correct samples])
+        for r in recs:
+            for name, t in r.get("per_task", {}).items():
+                if t["mean_speedup"] is not None:
+                    per_task.setdefault(name, ([], []))[0].append(r["step"])
+                    per_task[name][1].append(t["mean_speedup"])
+        curves = {"mean reward": {"": (steps, [r["mean_reward"] for r in recs])},
+                  "pass rate": {"": (steps, [r["pass_rate"] for r in recs])},
+                  "best speedup": {"": (steps, [max(r["best_speedup"].values(), default=float("nan")) for r in recs])},
+                  "mean speedup of correct samples": per_task}
     fig, axes = plt.subplots(1, len(curves), figsize=(4.4 * len(curves), 3.5), layout="tight", squeeze=False)
-    for ax, (title, ys) in zip(axes[0], curves.items()):
-        ax.plot([r["step"] for r in recs], ys)
+    for ax, (title, lines) in zip(axes[0], curves.items()):
+        for label, (xs, ys) in sorted(lines.items()):
+            ax.plot(xs, ys, marker="." if len(xs) < 30 else None, label=label or None)
         ax.set(title=title, xlabel="step")
+        if len(lines) > 1:
+            ax.set_yscale("log")
+            ax.legend(fontsize=6)
     fig.savefig(Path(cfg.out) / "progress.png")
     plt.close(fig)
 
@@ -862,9 +900,9 @@ def run(cfg, reward_fn=None):
     try:
         model, tok = initial_policy(cfg)
     except PolicyError as e:
-        if not auto_model:
+        if not auto_model or dist.is_initialized():  # under torchrun the process group is already on cfg.device
             raise
-        cfg = fallback_to_tiny(cfg, str(e).splitlines()[0])
+        cfg = fallback_to_demo(cfg, str(e).splitlines()[0])
         tasks, (model, tok) = load_tasks(cfg), initial_policy(cfg)
     out.mkdir(parents=True, exist_ok=True)
     if is_main():

@@ -85,11 +85,11 @@ def test_help_shows_each_fields_comment():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the fallback is for machines without a GPU")
-def test_default_model_without_gpu_falls_back_to_tiny_on_cpu_tasks(capsys):
+def test_default_model_without_gpu_falls_back_to_the_demo_policy_on_cpu_tasks(capsys):
     cfg = rl.resolve_config(rl.parse_config([]))
-    assert (cfg.model, cfg.device, cfg.task) == ("tiny", "cpu", "cpu/*")
+    assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(rl.DEMO_POLICY), "cpu", "cpu/*")
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and "no GPU" in out[0] and "--model tiny" in out[0]
+    assert len(out) == 1 and "no GPU" in out[0] and "demo policy" in out[0]
 
 
 def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monkeypatch):
@@ -97,7 +97,7 @@ def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monke
     monkeypatch.setattr(rl, "hub_reachable", lambda timeout=3.0: False)
     monkeypatch.setattr(rl, "hub_cached", lambda model_id: False)
     cfg = rl.resolve_config(rl.parse_config([]))
-    assert (cfg.model, cfg.device, cfg.task) == ("tiny", "cpu", "cpu/*")
+    assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(rl.DEMO_POLICY), "cpu", "cpu/*")
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "no network to the model hub" in out[0]
     monkeypatch.setattr(rl, "hub_cached", lambda model_id: True)  # a cached copy works offline: keep the real model

@@ -1,4 +1,4 @@
-"""faster: the product is written into the sum's fresh buffer (in place), saving one 2 MB allocation."""
+"""the product is written into the sum's fresh buffer (in place), saving one 2 MB allocation."""
 import torch
 import torch.nn as nn
 

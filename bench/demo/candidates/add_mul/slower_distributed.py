@@ -1,4 +1,4 @@
-"""slower: a*c + b*c distributes the product: three full passes and two temporaries instead of two."""
+"""a*c + b*c distributes the product: three full passes and two temporaries instead of two."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""wrong: a + b * c (missing parentheses) computes a different expression."""
+"""a + b * c (missing parentheses) computes a different expression."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""broken: forward takes an extra residual input the reference never passes (signature check)."""
+"""forward takes an extra residual input the reference never passes (signature check)."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""faster (hoped): F.layer_norm called directly, skipping the nn.LayerNorm module call; likely a tie."""
+"""F.layer_norm called directly, skipping the nn.LayerNorm module call; likely a tie."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""slower: mean, variance, subtract, rsqrt, scale and shift as separate ops with temporaries."""
+"""mean, variance, subtract, rsqrt, scale and shift as separate ops with temporaries."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""wrong: no eps under the square root, so a constant row divides 0 by 0."""
+"""no eps under the square root, so a constant row divides 0 by 0."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""wrong: unbiased (n-1) variance where LayerNorm uses the biased one: a 0.05% scale error."""
+"""unbiased (n-1) variance where LayerNorm uses the biased one: a 0.05% scale error."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""broken: __init__ refers to an undefined name (nn.Linearr), so the model cannot be constructed."""
+"""__init__ refers to an undefined name (nn.Linearr), so the model cannot be constructed."""
 import torch
 import torch.nn as nn
 

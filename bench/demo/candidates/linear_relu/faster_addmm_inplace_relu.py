@@ -1,4 +1,4 @@
-"""faster: addmm fuses the bias into the GEMM, and relu runs in place on its fresh output."""
+"""addmm fuses the bias into the GEMM, and relu runs in place on its fresh output."""
 import torch
 import torch.nn as nn
 

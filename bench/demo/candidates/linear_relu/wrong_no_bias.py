@@ -1,4 +1,4 @@
-"""wrong: drops the bias of the linear layer."""
+"""drops the bias of the linear layer."""
 import torch
 import torch.nn as nn
 

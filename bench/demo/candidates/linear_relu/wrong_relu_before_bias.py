@@ -1,4 +1,4 @@
-"""wrong: relu applied before the bias is added: negative pre-activations keep their bias."""
+"""relu applied before the bias is added: negative pre-activations keep their bias."""
 import torch
 import torch.nn as nn
 

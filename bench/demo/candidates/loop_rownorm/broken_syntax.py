@@ -1,4 +1,4 @@
-"""broken: a list comprehension with its closing bracket missing (syntax error)."""
+"""a list comprehension with its closing bracket missing (syntax error)."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""faster: F.normalize, vectorised; note it clamps the norm at 1e-12 where the reference divides by zero."""
+"""F.normalize, vectorised; note it clamps the norm at 1e-12 where the reference divides by zero."""
 import torch
 import torch.nn as nn
 

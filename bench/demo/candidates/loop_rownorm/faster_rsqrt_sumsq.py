@@ -1,4 +1,4 @@
-"""faster: rsqrt of the row sum of squares, one multiply: vectorised, no division."""
+"""rsqrt of the row sum of squares, one multiply: vectorised, no division."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""faster: one norm over dim 1 and one broadcast division instead of 256 per-row ops and a stack."""
+"""one norm over dim 1 and one broadcast division instead of 256 per-row ops and a stack."""
 import torch
 import torch.nn as nn
 

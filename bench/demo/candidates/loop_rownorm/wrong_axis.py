@@ -1,4 +1,4 @@
-"""wrong: normalises columns (dim 0) instead of rows; same shape, different values."""
+"""normalises columns (dim 0) instead of rows; same shape, different values."""
 import torch
 import torch.nn as nn
 

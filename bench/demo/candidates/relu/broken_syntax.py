@@ -1,4 +1,4 @@
-"""broken: missing colon after the forward signature (syntax error)."""
+"""missing colon after the forward signature (syntax error)."""
 import torch
 import torch.nn as nn
 

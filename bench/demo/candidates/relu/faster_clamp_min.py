@@ -1,4 +1,4 @@
-"""faster: clamp_min(0) is one elementwise pass like relu, through a leaner dispatch path."""
+"""clamp_min(0) is one elementwise pass like relu, through a leaner dispatch path."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""slower: a mask tensor, a zeros tensor and a where: three passes and two extra allocations."""
+"""a mask tensor, a zeros tensor and a where: three passes and two extra allocations."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""wrong: leaky slope 0.01 below zero instead of 0: small but real errors on every negative input."""
+"""leaky slope 0.01 below zero instead of 0: small but real errors on every negative input."""
 import torch
 import torch.nn as nn
 

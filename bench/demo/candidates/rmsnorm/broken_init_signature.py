@@ -1,4 +1,4 @@
-"""broken: __init__ drops the dim argument the reference's get_init_inputs passes (signature check)."""
+"""__init__ drops the dim argument the reference's get_init_inputs passes (signature check)."""
 import torch
 import torch.nn as nn
 

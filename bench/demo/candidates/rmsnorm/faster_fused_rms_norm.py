@@ -1,4 +1,4 @@
-"""faster: torch's fused rms_norm does the square-mean, rsqrt and both products in one kernel."""
+"""torch's fused rms_norm does the square-mean, rsqrt and both products in one kernel."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""faster (hoped): x * x instead of pow(2), and the weight folded into the per-row scale before the one big product."""
+"""x * x instead of pow(2), and the weight folded into the per-row scale before the one big product."""
 import torch
 import torch.nn as nn
 

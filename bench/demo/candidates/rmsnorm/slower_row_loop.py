@@ -1,4 +1,4 @@
-"""slower: the same formula per row in a Python loop, then a stack."""
+"""the same formula per row in a Python loop, then a stack."""
 import torch
 import torch.nn as nn
 

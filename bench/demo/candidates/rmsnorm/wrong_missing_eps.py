@@ -1,4 +1,4 @@
-"""wrong: no eps inside the rsqrt, so an all-zero row gives 0 * inf = nan instead of 0."""
+"""no eps inside the rsqrt, so an all-zero row gives 0 * inf = nan instead of 0."""
 import torch
 import torch.nn as nn
 

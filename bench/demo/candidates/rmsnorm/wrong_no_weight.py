@@ -1,4 +1,4 @@
-"""wrong: forgets the learned weight (close to 1, so the error is about 10%)."""
+"""forgets the learned weight (close to 1, so the error is about 10%)."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""faster (hoped): exp(x - logsumexp(x)) avoids the separate division pass of a textbook softmax."""
+"""exp(x - logsumexp(x)) avoids the separate division pass of a textbook softmax."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""slower: max, subtract, exp, sum, divide as five separate ops with four temporaries."""
+"""max, subtract, exp, sum, divide as five separate ops with four temporaries."""
 import torch
 import torch.nn as nn
 

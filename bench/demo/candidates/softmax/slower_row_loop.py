@@ -1,4 +1,4 @@
-"""slower: one softmax per row in a Python loop, then a stack."""
+"""one softmax per row in a Python loop, then a stack."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""wrong: softmax over dim 0 (columns) instead of the last dim; same shape, different values."""
+"""softmax over dim 0 (columns) instead of the last dim; same shape, different values."""
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,4 @@
-"""wrong: exp(x) / sum(exp(x)) without subtracting the row max overflows on large-magnitude inputs."""
+"""exp(x) / sum(exp(x)) without subtracting the row max overflows on large-magnitude inputs."""
 import torch
 import torch.nn as nn
 

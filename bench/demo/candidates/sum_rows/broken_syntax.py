@@ -1,4 +1,4 @@
-"""broken: unbalanced parenthesis (syntax error)."""
+"""unbalanced parenthesis (syntax error)."""
 import torch
 import torch.nn as nn
 

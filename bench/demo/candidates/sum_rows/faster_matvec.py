@@ -1,4 +1,4 @@
-"""faster (hoped): x @ ones as a BLAS matrix-vector product instead of a reduction kernel."""
+"""x @ ones as a BLAS matrix-vector product instead of a reduction kernel."""
 import torch
 import torch.nn as nn
 

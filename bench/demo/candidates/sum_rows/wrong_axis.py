@@ -1,4 +1,4 @@
-"""wrong: sums over dim 0 (columns), giving shape (2048,) instead of (512,)."""
+"""sums over dim 0 (columns), giving shape (2048,) instead of (512,)."""
 import torch
 import torch.nn as nn
 

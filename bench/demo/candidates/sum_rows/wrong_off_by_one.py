@@ -1,4 +1,4 @@
-"""wrong: x[:, 1:] skips the first column (off by one); right shape, wrong sums."""
+"""x[:, 1:] skips the first column (off by one); right shape, wrong sums."""
 import torch
 import torch.nn as nn
 

@@ -1,0 +1,99 @@
+"""bench/demo/policy.py: ship a stage's run folder as the demo policy, and report an RL run as a markdown table.
+
+    python bench/demo/policy.py export runs/demo-ssl bench/demo/policy   # weights only (fp32) and config.json
+    python bench/demo/policy.py report runs/demo-rl                      # per-step table + best kernel per task
+
+The demo policy is what `python rl.py --task all` starts from on a machine without a GPU or without network (rl.py's
+fallback_to_demo, which loads it like --init-from, with the settings of policy/flags.json). `export` keeps ckpt.pt's
+weights (no optimizer moments, no RNG states: 1.3 MB instead of 4 MB) and config.json (the model name), not the
+exemplar database: the demo runs plain prompts (no exemplars shown), and ssl's speedups, timed over 1-2 rounds, are
+too rough to start an RL run's best-so-far; an RL run from the policy starts with the references alone.
+"""
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root, for rl.py
+import rl  # noqa: E402
+
+# ---------------------------------------------------------------------------- export
+
+
+def export(run, dest):
+    """Copy run/config.json and run/ckpt.pt's weights (fp32, contiguous) into dest."""
+    run, dest = Path(run), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    state = torch.load(run / "ckpt.pt", map_location="cpu", weights_only=False)  # our own file
+    weights = {k: v.float().contiguous().clone() for k, v in state["model"].items()}
+    torch.save(dict(step=state["step"], model=weights), dest / "ckpt.pt")
+    shutil.copyfile(run / "config.json", dest / "config.json")
+    size = sum(f.stat().st_size for f in dest.iterdir()) / 1e6
+    print(f"exported {run} (step {state['step']}) to {dest}: {size:.2f} MB")
+
+# ---------------------------------------------------------------------------- report
+
+
+def pooled_speedup(rec):
+    """Mean measured speedup over all correct samples of a step (each task's mean weighted by its correct count)."""
+    G = rec["group_size"]
+    pairs = [(t["pass"] * G, t["mean_speedup"]) for t in rec["per_task"].values() if t["mean_speedup"] is not None]
+    n = sum(k for k, _ in pairs)
+    return sum(k * m for k, m in pairs) / n if n else None
+
+
+def task_mean_speedup(rec):
+    """Mean over tasks of each task's mean measured speedup of its correct samples (tasks with none left out)."""
+    means = [t["mean_speedup"] for t in rec["per_task"].values() if t["mean_speedup"] is not None]
+    return sum(means) / len(means) if means else None
+
+
+def fmt(x, spec=".2f", suffix="x"):
+    return "-" if x is None else f"{x:{spec}}{suffix}"
+
+
+def report(run):
+    """Markdown: one row per RL step (reward, pass rate, mean speedups, each task's mean speedup), then the best."""
+    run = Path(run)
+    cfg = json.loads((run / "config.json").read_text())
+    recs = [dict(r, group_size=cfg["group_size"]) for r in rl.read_jsonl(run / "log.jsonl")]
+    tasks = sorted({name for r in recs for name in r["per_task"]})
+    short = [t.split("/")[-1] for t in tasks]
+    rows = ["| step | mean reward | pass | failed | speedup (pooled) | speedup (task mean) | " + " | ".join(short) + " |",
+            "|---|---|---|---|---|---|" + "---|" * len(tasks)]
+    for r in recs:
+        cells = [fmt(r["per_task"][t]["mean_speedup"]) if t in r["per_task"] else "" for t in tasks]
+        rows.append(f"| {r['step']} | {r['mean_reward']:.3f} | {r['pass_rate']:.0%} | {1 - r['pass_rate']:.0%} | "
+                    f"{fmt(pooled_speedup(r))} | {fmt(task_mean_speedup(r))} | " + " | ".join(cells) + " |")
+    rows += ["", "| task | best speedup | found at step | kernel (first line of forward) |", "|---|---|---|---|"]
+    for f in sorted((run / "best").glob("*.py")):
+        head, code = f.read_text().split("\n", 1)
+        body = code.split("def forward", 1)[-1].splitlines()[1:]
+        first = next((line.strip() for line in body if line.strip()), "")
+        speed, step = head.split("speedup ")[1].split(",")[0], head.rsplit("step ", 1)[1]
+        rows.append(f"| {f.stem.replace('__', '/')} | {speed} | {step} | `{first}` |")
+    return "\n".join(rows)
+
+# ---------------------------------------------------------------------------- main
+
+
+def main():
+    p = argparse.ArgumentParser(description="export the demo policy, or report an RL run", allow_abbrev=False)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export", help="weights-only copy of a stage's run folder")
+    e.add_argument("run")
+    e.add_argument("dest", nargs="?", default=str(rl.DEMO_POLICY))
+    r = sub.add_parser("report", help="markdown table of an RL run's log.jsonl and best/")
+    r.add_argument("run")
+    args = p.parse_args()
+    if args.cmd == "export":
+        export(args.run, args.dest)
+    else:
+        print(report(args.run))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""The demo policy (issue 10) on CPU: bench/demo/policy is the tiny model after sft + ssl on bench/demo/stage1.jsonl,
+shipped so that `python rl.py --task all` without a GPU or network starts from it (with its flags.json: plain
+prompts, temperature 0.7, lr 1e-4, mu 2). A few RL steps from it, rewarded only by the real evaluator (evaluate_many
+on the CPU), must make the sampled kernels faster and the failed samples rarer: step 1 samples the shipped policy
+(sft + ssl alone), the last two steps the policy after RL. Numbers and their reading: bench/demo/README.md.
+"""
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+import evaluator  # noqa: E402
+import rl  # noqa: E402
+
+
+TASKS = ["cpu/relu", "cpu/loop_rownorm"]  # the policy samples slow and fast variants of both (5-50x apart)
+RL_FLAGS = ["--steps", "4", "--tasks-per-step", "2", "--group-size", "8", "--eval-time-budget", "0",
+            "--ckpt-every", "0"]  # the rest (temperature, lr, mu, plain prompts) from bench/demo/policy/flags.json
+
+
+def test_the_shipped_policy_is_small_and_trained():
+    sizes = {f.name: f.stat().st_size for f in rl.DEMO_POLICY.iterdir()}
+    assert {"ckpt.pt", "config.json", "flags.json"} <= set(sizes) and sum(sizes.values()) < 5e6, sizes
+    state = torch.load(rl.DEMO_POLICY / "ckpt.pt", weights_only=True)  # weights only: no optimizer, no RNG states
+    assert set(state) == {"step", "model"}
+    random_init = rl.tiny_policy(0)[0].state_dict()
+    assert state["model"].keys() == random_init.keys()
+    assert all(v.dtype == torch.float32 for v in state["model"].values())
+    assert not torch.equal(state["model"]["model.embed_tokens.weight"], random_init["model.embed_tokens.weight"])
+    assert json.loads((rl.DEMO_POLICY / "config.json").read_text())["model"] == "tiny"
+    flags = json.loads((rl.DEMO_POLICY / "flags.json").read_text())
+    assert set(flags) <= {f for f in rl.asdict(rl.Config())}
+    assert rl.check_config(rl.replace(rl.Config(), **flags))  # names and types of Config fields
+
+
+def test_a_repeated_code_is_evaluated_once(monkeypatch):
+    """evaluate_all sends each distinct (reference, code) of a step to the evaluator once; the samples that repeat
+    it get their own copy of that one result, in sample order."""
+    calls = []
+
+    def fake_many(pairs, device, **opts):
+        calls.append(list(pairs))
+        return [evaluator.Result("ok", correct=True, speedup=float(i + 1)) for i in range(len(pairs))]
+
+    monkeypatch.setattr(evaluator, "evaluate_many", fake_many)
+    code = "class ModelNew:\n    version = {!r}".format
+    rollouts = [dict(texts=[f"```python\n{code(c)}\n```" for c in "ABAA"]), dict(texts=[f"```python\n{code('A')}\n```"] * 2)]
+    results = rl.evaluate_all(rl.Config(device="cpu"), [("r1", "R1"), ("r2", "R2")], rollouts)
+    assert calls == [[("R1", code("A")), ("R1", code("B")), ("R2", code("A"))]]
+    assert [r.speedup for r in results] == [1.0, 2.0, 1.0, 1.0, 3.0, 3.0]
+    assert results[0] is not results[2]
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """A few RL steps through the default path: no --model, --device cpu -> the shipped demo policy."""
+    out = tmp_path_factory.mktemp("demo") / "rl"
+    t0 = time.time()
+    cfg = rl.run(rl.parse_config(["--device", "cpu", "--task", ",".join(TASKS), "--out", str(out)] + RL_FLAGS))
+    return cfg, rl.read_jsonl(out / "log.jsonl"), time.time() - t0
+
+
+def pooled(recs, group_size):
+    """Failed share and mean measured speedup of the correct samples over the steps recs, pooled."""
+    n = sum(len(r["per_task"]) * group_size for r in recs)
+    ok = [(t["pass"] * group_size, t["mean_speedup"]) for r in recs for t in r["per_task"].values() if t["pass"]]
+    return dict(failed=1 - sum(k for k, _ in ok) / n, speedup=sum(k * m for k, m in ok) / sum(k for k, _ in ok),
+                per_task={t.split("/")[1]: [round(r["per_task"][t]["mean_speedup"] or 0, 2) for r in recs]
+                          for t in sorted(recs[0]["per_task"])})
+
+
+def test_rl_from_the_demo_policy_writes_faster_kernels_and_fails_less(demo_run):
+    cfg, log, seconds = demo_run
+    assert (cfg.model, cfg.init_from, cfg.contrastive) == ("tiny", str(rl.DEMO_POLICY), False)  # the fallback
+    assert [r["step"] for r in log] == list(range(1, cfg.steps + 1)) and all(sorted(r["tasks"]) == sorted(TASKS)
+                                                                           for r in log)
+    # step 1 samples the shipped policy (sft + ssl alone); the last two steps sample it after 2 and 3 RL updates
+    before, after = pooled(log[:1], cfg.group_size), pooled(log[-2:], cfg.group_size)
+    print(f"\ndemo RL, {cfg.steps} steps in {seconds:.0f} s")
+    for name, n in (("before rl (step 1)", before), (f"after rl (steps {cfg.steps - 1}-{cfg.steps})", after)):
+        print(f"  {name}: failed {n['failed']:.0%}, mean speedup of correct samples {n['speedup']:.2f}x; "
+              f"per task and step {n['per_task']}")
+    assert after["failed"] <= before["failed"] - 0.05
+    assert after["speedup"] >= 1.3 * before["speedup"]
