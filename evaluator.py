@@ -36,7 +36,8 @@ Protects against (the check's name starts `reason`):
     changed global flags: TF32, cuDNN, matmul precision, threads, default dtype (`backend_flags`). Checked after
     construction, after the correctness gate and at the end; a torch function or dispatch mode still active when
     forward returns (it would run inside the harness' copy-out), and any replaced attribute of torch.Tensor, the
-    builtins or the harness (a patch forward installs and the harness' next step undoes), after every call. The reference runs in another process anyway.
+    builtins or the harness (a patch forward installs and the harness' next step undoes), after every call. The
+    reference runs in another process anyway.
  8. input tricks: inputs are written by the judge and compared after every candidate call (`input_mutation`); a size
     constant of the reference redefined in the candidate module, at import or later (`shape_globals`), is rejected;
     the candidate never sees the reference module, the seeds or the expected outputs.
@@ -1196,7 +1197,8 @@ def folder_items(tasks_dir, cand_dir):
         rel = f.relative_to(tasks_dir)
         cand = Path(cand_dir) / rel
         level = rel.parts[0] if len(rel.parts) > 1 else Path(tasks_dir).name
-        items.append((level, rel.with_suffix("").as_posix(), load_task(f), cand.read_text() if cand.is_file() else None))
+        items.append((level, rel.with_suffix("").as_posix(), load_task(f),
+                      cand.read_text() if cand.is_file() else None))
     return items
 
 
@@ -1229,7 +1231,8 @@ def rescore(items, device="cpu", compile_baseline=True, progress=True, **opts):
         for base in ("speedup", "vs_compile") if compile_baseline else ("speedup",):
             xs = [r[base] or 1.0 for r in mine]
             summary[(level, base)] = dict(
-                n=len(xs), mean=statistics.fmean(xs), median=statistics.median(xs), geomean=statistics.geometric_mean(xs),
+                n=len(xs), mean=statistics.fmean(xs), median=statistics.median(xs),
+                geomean=statistics.geometric_mean(xs),
                 fast_1=sum(bool(r[base]) and r[base] > 1.0 for r in mine) / len(xs),
                 fast_1_2=sum(bool(r[base]) and r[base] > 1.2 for r in mine) / len(xs))
     return rows, summary
@@ -1241,7 +1244,8 @@ def rescore_table(rows, summary):
     out += [f"| {r['level']} | {r['task']} | {r['status']} | {r['check']} | {r['kind']} | {fmt(r['speedup'])} | "
             f"{fmt(r['vs_compile'])} |" for r in rows]
     out += ["", "missing or failed candidates count as 1.0x in mean, median and geomean", "",
-            "| level | against | n | mean | median | geomean | fast_1 | fast_1.2 |", "|---|---|---|---|---|---|---|---|"]
+            "| level | against | n | mean | median | geomean | fast_1 | fast_1.2 |",
+            "|---|---|---|---|---|---|---|---|"]
     out += [f"| {lv} | {'eager' if b == 'speedup' else 'torch.compile'} | {a['n']} | {a['mean']:.3f} | "
             f"{a['median']:.3f} | {a['geomean']:.3f} | {a['fast_1']:.2f} | {a['fast_1_2']:.2f} |"
             for (lv, b), a in summary.items()]

@@ -157,8 +157,8 @@ def field_comments():
 
 def parse_config(argv=None):
     """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given."""
-    p = argparse.ArgumentParser(description="CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL)", allow_abbrev=False,
-                                argument_default=argparse.SUPPRESS)
+    p = argparse.ArgumentParser(description="CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL)",
+                                allow_abbrev=False, argument_default=argparse.SUPPRESS)
     comments, defaults = field_comments(), Config()
     for f in fields(Config):
         kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)

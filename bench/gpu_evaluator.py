@@ -140,8 +140,8 @@ def print_batch(b):
     ident = [r for r in rows if r["kind"] == "identity"]
     if ident:
         print(f"\n## identical code (reference renamed ModelNew), {len(ident)} tasks\n")
-        print("| task | status | ratio | events | worker | judge | ref ms | spread | rounds |\n|---|---|---|---|---|---|---|"
-              "---|---|")
+        print("| task | status | ratio | events | worker | judge | ref ms | spread | rounds |\n"
+              "|---|---|---|---|---|---|---|---|---|")
         for r in ident:
             c = r["by_clock"]
             why = "" if r["status"] == "ok" else r["reason"][:80]
@@ -158,8 +158,8 @@ def print_batch(b):
     kern = [r for r in rows if r["kind"] == "kernel"]
     if kern:
         print("\n## repeated evaluations of the corpus's CUDA kernels (CV = stdev / mean over repeats)\n")
-        print("| file | task | statuses | speedups | CV speedup | CV cand ms | cand ms | kind |\n|---|---|---|---|---|---|"
-              "---|---|")
+        print("| file | task | statuses | speedups | CV speedup | CV cand ms | cand ms | kind |\n"
+              "|---|---|---|---|---|---|---|---|")
         for f in dict.fromkeys(r["file"] for r in kern):
             rs = [r for r in kern if r["file"] == f]
             sp = [r["ratio"] for r in rs if r["ratio"]]
@@ -185,7 +185,7 @@ def print_batch(b):
     other = sum(secs) - sum(phases.values())
     print("where evaluation time goes (summed over evaluations): " + ", ".join(
         f"{k} {v:.0f} s" for k, v in phases.items()) + f", process start/stop + static checks {other:.0f} s")
-    print(f"GPU busy fraction (nvidia-smi utilization, mean over the evaluations): "
+    print("GPU busy fraction (nvidia-smi utilization, mean over the evaluations): "
           + (", ".join(f"GPU{i} {u:.2f}" for i, u in sorted(b["busy"].items())) or "not sampled"))
 
 

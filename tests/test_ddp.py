@@ -6,7 +6,6 @@ whole reward path runs (evaluation split over the ranks and gathered, rewards no
 the database), and a short prompt that shows the exemplars' scores, so a rank whose database drifted would prompt,
 sample and train differently.
 """
-import json
 import os
 import socket
 import subprocess

@@ -62,7 +62,8 @@ def report(run):
     recs = [dict(r, group_size=cfg["group_size"]) for r in rl.read_jsonl(run / "log.jsonl")]
     tasks = sorted({name for r in recs for name in r["per_task"]})
     short = [t.split("/")[-1] for t in tasks]
-    rows = ["| step | mean reward | pass | failed | speedup (pooled) | speedup (task mean) | " + " | ".join(short) + " |",
+    rows = ["| step | mean reward | pass | failed | speedup (pooled) | speedup (task mean) | "
+            + " | ".join(short) + " |",
             "|---|---|---|---|---|---|" + "---|" * len(tasks)]
     for r in recs:
         cells = [fmt(r["per_task"][t]["mean_speedup"]) if t in r["per_task"] else "" for t in tasks]
