@@ -40,7 +40,9 @@ Protects against (the check's name starts `reason`):
     reference runs in another process anyway.
  8. input tricks: inputs are written by the judge and compared after every candidate call (`input_mutation`); a size
     constant of the reference redefined in the candidate module, at import or later (`shape_globals`), is rejected;
-    the candidate never sees the reference module, the seeds or the expected outputs.
+    the candidate never sees the reference module, the seeds or the expected outputs, and cannot read them from
+    another process: the judge and the reference's worker are non-dumpable and no process of an evaluation keeps
+    CAP_SYS_PTRACE or the other capabilities that read another's memory, root included (`_seal`, Linux).
  9. L2 reuse: a 2x-L2 buffer is rewritten (~4 GB of writes, which also brings the clocks up from idle) before every
     timed call on CUDA, for both sides.
 10. no credit for copying: a candidate whose Model class is the reference's, renamed, or that runs exactly the
@@ -55,7 +57,8 @@ Does not protect against:
  3. integer-only inputs: fresh content per call comes from scaling floats; integer tensors repeat from a pool of two.
  4. a candidate that is slow or wrong only on inputs the four distributions never produce.
  5. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
- 6. a process that leaves the worker's process group (setsid): it escapes the SIGSTOP fence and the final kill.
+ 6. a process that leaves the worker's process group (setsid), or that the forkserver starts for the candidate (its
+    socket serves any local process): it escapes the SIGSTOP fence and the final kill.
     Threads a call leaves running are allowed (torch.compile starts some) and named only when the output was
     incomplete at the answer; a thread that launches GPU work just before its worker is stopped is not seen.
  7. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
@@ -585,9 +588,40 @@ def _device_sync(device):
         _cuda_sync()
 
 
+# capabilities that let a process read another's memory or open its files (ptrace, /proc/PID/mem, fd and
+# map_files, /dev/mem, kernel modules, BPF and perf probes): numbers from linux/capability.h
+_CAPS = dict(DAC_READ_SEARCH=2, SYS_MODULE=16, SYS_RAWIO=17, SYS_PTRACE=19, SYS_ADMIN=21, PERFMON=38, BPF=39,
+             CHECKPOINT_RESTORE=40)
+
+
+def _seal(secret):
+    """Linux: drop _CAPS (bounding set too, so no exec gets them back) and, for a process that holds answers (the
+    judge, the reference's worker), become non-dumpable: then no process of the evaluation, root included, can
+    open its /proc/PID/mem or /proc/PID/fd/* (the shared buffers with the expected outputs). Best effort: a system
+    that refuses leaves the process as it was (a non-root user holds none of these capabilities anyway)."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if secret:
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    for cap in _CAPS.values():
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP = 24 (needs CAP_SETPCAP, which stays)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+    header, sets = Header(0x20080522, 0), (ctypes.c_uint32 * 6)()  # v3: (effective, permitted, inheritable) x 2
+    if libc.capget(ctypes.byref(header), sets) == 0:
+        mask = sum(1 << c for c in _CAPS.values())
+        for i in range(6):
+            sets[i] &= ~(mask >> (32 * (i // 3))) & 0xFFFFFFFF
+        libc.capset(ctypes.byref(header), sets)
+
+
 def _worker_main(conn, device, logdir, role):
     """A worker process: answer the judge's messages until told to stop or until the first failure."""
     os.setpgrp()  # its own process group: everything it starts is killed with it
+    _seal(secret=role == "reference")
     fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
@@ -798,7 +832,11 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
 
     def audit():
         cand("audit")
-        kids = [p for t in Path(f"/proc/{cand_pid}/task").glob("*/children") for p in t.read_text().split()]
+        try:
+            kids = [p for t in Path(f"/proc/{cand_pid}/task").glob("*/children") for p in t.read_text().split()]
+        except PermissionError:  # the judge holds no CAP_SYS_PTRACE (_seal): the candidate made itself non-dumpable
+            raise Verdict("rejected", "background_process", "the candidate's process hides what it started "
+                          "(it made itself non-dumpable)") from None
         if kids:
             try:
                 cmd = Path(f"/proc/{kids[0]}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
@@ -945,6 +983,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
 
 
 def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, ext_dirs, env, logdir):
+    _seal(secret=True)
     torch.set_grad_enabled(False)
     if device.startswith("cuda") and torch.device(device).index is not None:
         torch.cuda.set_device(torch.device(device))  # no context on any other GPU
@@ -976,6 +1015,20 @@ def _context():
         # torch._dynamo costs ~4.5 s to import per process on the H200 machine; children still get CUDA after it
         # (bench/preload_check.py). Never torch.utils.cpp_extension here: it queries CUDA, which forks cannot inherit.
         _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "torch._dynamo", "evaluator"])
+        # the forkserver forks anything asked of it through its socket, also by a candidate: it drops _CAPS too
+        # (when it imports this module), so that no process it makes can read the judge's memory. Python 3.11's
+        # forkserver ignores the caller's sys.path: PYTHONPATH lets it find this module from any working directory.
+        path, here = os.environ.get("PYTHONPATH"), str(Path(__file__).resolve().parent)
+        os.environ.update(CUDAL1_FORKSERVER=str(os.getpid()), PYTHONPATH=os.pathsep.join(filter(None, [here, path])))
+        try:
+            import multiprocessing.forkserver
+            multiprocessing.forkserver.ensure_running()
+        finally:
+            del os.environ["CUDAL1_FORKSERVER"]
+            if path is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = path
     return _CTX
 
 
@@ -1308,6 +1361,9 @@ def main(argv=None):
         print(json.dumps(res.to_dict()))
     return 0
 
+
+if os.environ.pop("CUDAL1_FORKSERVER", None) == str(os.getppid()):  # this is the forkserver, importing its preloads
+    _seal(secret=False)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -101,6 +101,12 @@ def test_corpus_file(path):
         assert not r.same_as_reference, f"{file_id(path)} is not the reference's code: {describe(r)}"
 
 
+def test_reading_the_expected_output_through_proc_is_denied():
+    """hacks/proc_read_expected fails for the reason its docstring gives: the OS refuses the open, no answer leaks."""
+    r = verdict(CORPUS / "hacks" / "proc_read_expected.py")
+    assert "PermissionError" in r.reason and "/proc/" in r.reason, describe(r)
+
+
 def test_evaluator_survives_crash_hang_exception():
     """A segfault, a hard exit, a hang and an exception each cost one result; the next honest candidate passes."""
     for name in ("segfault_ctypes", "os_exit", "infinite_loop", "exception_in_forward"):

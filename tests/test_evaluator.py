@@ -220,3 +220,40 @@ def test_evaluate_many_spreads_over_devices_and_keeps_the_order():
     assert res[3].same_as_reference and not res[0].same_as_reference
     assert {r.device for r in res} == {"cpu", "cpu:0"}
     assert E.gpus("cpu") == ["cpu"] and E.gpus("cuda:1") == ["cuda:1"]
+
+
+PEEK = HONEST.replace("class ModelNew", '''import os
+
+def caps(pid):
+    return int(open(f"/proc/{pid}/status").read().split("CapEff:")[1].split()[0], 16)
+
+def peek():
+    """What this process may do to its siblings (the judge, the reference's worker): one word per sibling."""
+    out, me, parent = [], os.getpid(), os.getppid()
+    for pid in (p for p in os.listdir("/proc") if p.isdigit() and int(p) != me):
+        try:
+            if int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]) != parent:
+                continue
+            open(f"/proc/{pid}/mem", "rb").close()
+            out.append("mem")
+        except PermissionError:
+            out.append("denied")
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return out
+
+raise SystemExit(f"SEEN caps={caps(os.getpid())} forkserver={caps(os.getppid())} siblings={','.join(peek())}")
+
+class ModelNew''')
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc and capabilities")
+def test_a_candidate_cannot_open_the_memory_of_the_judge_or_the_reference():
+    """_seal: the judge and the reference's worker are non-dumpable, and neither the candidate's worker nor the
+    forkserver (which forks whatever its socket is asked for) holds CAP_SYS_PTRACE, even when run as root."""
+    res = E.evaluate(RELU, PEEK, "cpu", **FAST)
+    seen = res.reason[res.reason.index("SEEN "):].split("\n")[0]
+    words = dict(w.split("=", 1) for w in seen.split()[1:])
+    ptrace = 1 << E._CAPS["SYS_PTRACE"]
+    assert not int(words["caps"]) & ptrace and not int(words["forkserver"]) & ptrace, seen
+    assert words["siblings"] == "denied,denied", seen  # the judge and the reference's worker
