@@ -419,10 +419,13 @@ class Worker:
             l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
             self.flush_buf = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=self.device)
         (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
-        os.environ.update(env)  # before importing dynamo: inductor reads TORCHINDUCTOR_COMPILE_THREADS at import
+        os.environ.update(env)
         for name in ("torch.utils.cpp_extension", "torch._dynamo"):  # before the baselines, as their imports change
             importlib.import_module(name)  # torch (dynamo wraps torch.manual_seed); dynamo is usually preloaded by
             # the forkserver, cpp_extension never (importing it queries CUDA, which forked children cannot inherit)
+        # torch.compile compiles in this process, not in a pool of child processes (which would be background work);
+        # set here, not through the environment: the forkserver read that when it imported dynamo
+        importlib.import_module("torch._inductor.config").compile_threads = 1
         self.attrs, self.flags0 = _attr_ids(), _flags()
         Path(ext_dir).mkdir(parents=True, exist_ok=True)
         self.ext_dir, name = ext_dir, cls_name.lower()
@@ -1010,7 +1013,6 @@ def _context():
     global _CTX
     if _CTX is None:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one side's idle OpenMP threads must not spin
-        os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # read when the forkserver imports dynamo
         _CTX = mp.get_context("forkserver")
         # torch._dynamo costs ~4.5 s to import per process on the H200 machine; children still get CUDA after it
         # (bench/preload_check.py). Never torch.utils.cpp_extension here: it queries CUDA, which forks cannot inherit.
@@ -1063,7 +1065,7 @@ def _build_dir(src, device):
 
 
 def _env(**extra):
-    # TORCHINDUCTOR_COMPILE_THREADS=1: torch.compile compiles in-process, not in a pool of child processes
+    # TORCHINDUCTOR_COMPILE_THREADS=1: torch.compile in a process the candidate starts compiles in-process too
     return {"TORCHINDUCTOR_COMPILE_THREADS": "1", **{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
 
 
