@@ -8,6 +8,7 @@ Each corpus file is a candidate module whose docstring carries machine-readable 
     cpu_only: <why>                       optional; the candidate is valid on the CPU only (bench/gpu_evaluator.py
                                           leaves it out of the GPU run)
     same_as_reference: true               optional; the evaluator must see the reference's own code
+    speedup_kind: framework_ops           optional; for a hack that passes but must not be labelled custom_kernel
     evaluator_gap: <what slips through>   optional; a known hole in the evaluator: the test is a strict xfail
                                           until the evaluator is fixed (then XPASS fails: delete the line);
                                           "evaluator_gap: flaky: ..." for a hole that shows only on some runs
@@ -30,7 +31,7 @@ import evaluator  # noqa: E402
 CORPUS = Path(__file__).resolve().parent / "corpus"
 TASKS = ROOT / "tasks"
 FILES = sorted(CORPUS.glob("*/*.py"))
-HEADER_KEYS = ("task", "expect", "device", "cpu_only", "same_as_reference", "evaluator_gap")
+HEADER_KEYS = ("task", "expect", "device", "cpu_only", "same_as_reference", "speedup_kind", "evaluator_gap")
 # The defaults' timing budget is for measuring; here every verdict comes from the checks, and >= 13 checked calls
 # (4 correctness sets, 3 warm-ups, 10 rounds) reach every phase. A hang costs call_timeout_s, not the default 60 s.
 # C++ builds are cached by the evaluator under a hash of the source (~/.cache/cudal1/builds), so reruns skip them.
@@ -47,7 +48,7 @@ def header(path):
     status, _, check = found["expect"].partition(" ")
     return {"task": found["task"], "status": status, "check": check.strip() or None,
             "device": found.get("device", "cpu"), "same_as_reference": found.get("same_as_reference") == "true",
-            "gap": found.get("evaluator_gap"),
+            "gap": found.get("evaluator_gap"), "kind": found.get("speedup_kind"),
             "first_line": parts[1].strip().splitlines()[0]}
 
 
@@ -88,9 +89,11 @@ def test_corpus_file(path):
     assert r.status == h["status"], f"{file_id(path)} ({h['first_line']}): expected {want}, got {describe(r)}"
     if h["status"] == "ok":
         assert r.correct and r.speedup is not None and r.speedup > 0, describe(r)
-        own = re.search(r"load_inline|@triton\.jit", path.read_text())  # these candidates all run what they build
-        assert r.speedup_kind == ("custom_kernel" if own else "reference_ops" if h["same_as_reference"]
+        own = re.search(r"load_inline|@triton\.jit", path.read_text())  # honest ones all run what they build
+        assert r.speedup_kind == (h["kind"] or "custom_kernel" if own else "reference_ops" if h["same_as_reference"]
                                   else "framework_ops"), describe(r) + f" kind={r.speedup_kind}"
+        if own and h["kind"]:
+            assert "custom kernel built but never ran" in r.reason, describe(r)
     else:
         assert not r.correct, describe(r)
         assert r.check == h["check"], f"{file_id(path)}: expected check {h['check']}, got {describe(r)}"
@@ -127,7 +130,7 @@ def test_corpus_size_and_headers():
         folder = path.parent.name
         assert folder in ("hacks", "honest", "failures"), path
         assert folder != "honest" or h["status"] == "ok", f"{path.name}: an honest candidate must expect ok"
-        assert folder != "hacks" or h["status"] != "ok", f"{path.name}: a hack must expect a catch"
+        assert folder != "hacks" or h["status"] != "ok" or h["kind"], f"{path.name}: a hack must expect a catch"
     cpu = [header(p)["device"] == "cpu" for p in FILES]
     count = lambda folder: sum(c for p, c in zip(FILES, cpu) if p.parent.name == folder)
     assert count("hacks") >= 15 and count("honest") >= 8, (count("hacks"), count("honest"))
