@@ -44,7 +44,8 @@ Protects against (the check's name starts `reason`):
     another process: the judge and the reference's worker are non-dumpable and no process of an evaluation keeps
     CAP_SYS_PTRACE or the other capabilities that read another's memory, root included (`_seal`, Linux).
  9. L2 reuse: a 2x-L2 buffer is rewritten (~4 GB of writes, which also brings the clocks up from idle) before every
-    timed call on CUDA, for both sides.
+    timed call on CUDA, for both sides, after lines marked persisting are reset to normal; a persisting-L2
+    carve-out (a device-wide limit) is a changed global setting (`backend_flags`).
 10. no credit for copying: a candidate whose Model class is the reference's, renamed, or that runs exactly the
     reference's aten ops (one profiled call per side), is `same_as_reference`. Every `ok` says its `speedup_kind`:
     `custom_kernel` (a kernel from its own source ran), `framework_ops`, or `reference_ops`.
@@ -53,19 +54,18 @@ Does not protect against:
  1. native code (C++/CUDA, ctypes) that deliberately rewrites the worker's memory, the CUDA runtime or the harness'
     frames: it can forge what the worker reports (which checks it passed, whether it synchronised). Values and the
     clock stay in the judge, but a worker whose synchronize was disabled natively can answer before its GPU work ends.
- 2. persisting-L2 access-policy windows set by the candidate (the flush evicts normal lines only).
- 3. integer-only inputs: fresh content per call comes from scaling floats; integer tensors repeat from a pool of two.
- 4. a candidate that is slow or wrong only on inputs the four distributions never produce.
- 5. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
- 6. a process that leaves the worker's process group (setsid), or that the forkserver starts for the candidate (its
+ 2. integer-only inputs: fresh content per call comes from scaling floats; integer tensors repeat from a pool of two.
+ 3. a candidate that is slow or wrong only on inputs the four distributions never produce.
+ 4. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
+ 5. a process that leaves the worker's process group (setsid), or that the forkserver starts for the candidate (its
     socket serves any local process): it escapes the SIGSTOP fence and the final kill.
     Threads a call leaves running are allowed (torch.compile starts some) and named only when the output was
     incomplete at the answer; a thread that launches GPU work just before its worker is stopped is not seen.
- 7. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
+ 6. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
     A candidate that runs other ops while profiled than while timed can choose its `speedup_kind`.
- 8. timing noise between the two processes: on an H200 the identical-code ratio by CUDA events is within +-2% on
+ 7. timing noise between the two processes: on an H200 the identical-code ratio by CUDA events is within +-2% on
     46 of 49 tasks, and sub-millisecond kernels vary 4-28% between evaluations (bench/RESULTS.md).
- 9. hidden work after forward smaller than half the reference's own overhead there (`charge`).
+ 8. hidden work after forward smaller than half the reference's own overhead there (`charge`).
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
  1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), not atol=rtol=1e-2.
@@ -79,6 +79,7 @@ import argparse
 import ast
 import builtins
 import copy
+import ctypes
 import fnmatch
 import hashlib
 import importlib
@@ -364,6 +365,26 @@ def _torch_own(v):
     return str(where).startswith(os.path.dirname(torch.__file__))
 
 
+_CUDART = []  # the CUDA runtime torch loaded, found once (before any candidate code runs in the worker)
+
+
+def _cudart():
+    """ctypes handle on the libcudart this process mapped (for the L2 calls torch does not expose), or None."""
+    if not _CUDART:
+        paths = [ln.split()[-1] for ln in open("/proc/self/maps") if "libcudart" in ln] if sys.platform == "linux" else []
+        _CUDART.append(ctypes.CDLL(paths[0]) if paths and torch.cuda.is_initialized() else None)
+    return _CUDART[0]
+
+
+def _persisting_l2():
+    """Bytes of L2 set aside for persisting accesses (cudaLimitPersistingL2CacheSize): a carve-out survives the
+    flush before every timed call, so a candidate that sets one is changing a global setting."""
+    size, rt = ctypes.c_size_t(), _cudart()
+    if rt is None or rt.cudaDeviceGetLimit(ctypes.byref(size), 0x06) != 0:  # 0x06: cudaLimitPersistingL2CacheSize
+        raise RuntimeError("no CUDA runtime in this process")
+    return size.value
+
+
 def _flags():
     """Global settings that change numerics or speed; a candidate must not touch them."""
     b = torch.backends
@@ -375,7 +396,7 @@ def _flags():
         "bf16_reduced_precision": lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction,
         "float32_matmul_precision": torch.get_float32_matmul_precision, "num_threads": torch.get_num_threads,
         "default_dtype": torch.get_default_dtype,
-        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled, "persisting_l2": _persisting_l2,
     }
     out = {}
     for k, get in getters.items():
@@ -468,6 +489,8 @@ class Worker:
         """Before every timed call on CUDA: ~1 ms of writes over a buffer of twice the L2 (the GPU's clocks come up
         from idle, and the L2 holds none of the inputs), then a synchronize."""
         if self.cuda:
+            if _cudart() is not None:  # lines a candidate marked persisting become normal ones
+                _cudart().cudaCtxResetPersistingL2Cache()
             for _ in range(max(1, (4 << 30) // (4 * self.flush_buf.numel()))):  # ~4 GB written
                 self.flush_buf.zero_()
             _device_sync(self.device)
@@ -604,7 +627,6 @@ def _seal(secret):
     that refuses leaves the process as it was (a non-root user holds none of these capabilities anyway)."""
     if sys.platform != "linux":
         return
-    import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     if secret:
         libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
