@@ -3,6 +3,7 @@
 # limit, so a slow one cannot starve the rest. Output: $OUT/<step>.md, $OUT/*.json, $OUT/partial.jsonl (every
 # evaluation as it finished) and $OUT/runs_logs.txt (the rl.py runs' logs; the run folders stay in $RUNS: the device
 # tool brings back only a few files).
+#   bash bench/gpu_session.sh corpus      # one device call (~9 min): every corpus file (first after evaluator changes)
 #   bash bench/gpu_session.sh evaluator   # one device call (~9 min): identity + CV, then the changed corpus files
 #   bash bench/gpu_session.sh training    # another (~8 min): stages 1-3 (issue 8), torchrun and 1 vs N GPUs (9)
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
@@ -18,11 +19,16 @@ GE="python3 bench/gpu_evaluator.py --device $DEVICE"
 L1=level1/relu_large,level1/elu,level1/gelu_erf,level1/softplus,level1/mean_dim1
 TINY="--model tiny --device $DEVICE --task $L1 --max-new-tokens 128 --group-size 4"
 
+corpus() {
+# issue 6: every corpus file on the GPU (the evaluator's process sealing, _seal, changed every evaluation's setup)
+step corpus 540 $GE --corpus all --repeats 0 --identity '' --out $OUT/corpus.json
+}
+
 evaluator() {
 # issues 3, 6, 7: identical code over every level task, each CUDA kernel of the corpus twice (CV)
 step identity 360 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' --out $OUT/identity.json
 # issue 6: the corpus files whose GPU verdict changed since the last full corpus run
-step corpus 50 $GE --corpus 'hacks/flag_*,hacks/dispatch_mode_copy_out,honest/cuda_compile_add_layernorm' \
+step corpus 50 $GE --corpus 'hacks/cuda_persisting_l2,hacks/cuda_graph_stale_replay,hacks/proc_read_expected' \
     --repeats 0 --identity '' --out $OUT/corpus.json
 }
 
@@ -66,4 +72,4 @@ for c in no-contrastive contrastive; do  # the ablation: same seed, same steps
 done
 }
 
-"${1:?usage: bash bench/gpu_session.sh evaluator|training|baselines|demo}"
+"${1:?usage: bash bench/gpu_session.sh corpus|evaluator|training|baselines|demo}"
