@@ -627,6 +627,9 @@ def _seal(secret):
     that refuses leaves the process as it was (a non-root user holds none of these capabilities anyway)."""
     if sys.platform != "linux":
         return
+    for key in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"):  # expandable segments share CUDA memory through
+        if "expandable_segments:True" in os.environ.get(key, ""):   # pidfd_getfd, which needs the access dropped here
+            os.environ[key] = os.environ[key].replace("expandable_segments:True", "expandable_segments:False")
     libc = ctypes.CDLL(None, use_errno=True)
     if secret:
         libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
