@@ -79,20 +79,27 @@ def pooled(recs, group_size):
                           for t in sorted(recs[0]["per_task"])})
 
 
-def sample(cfg, policy, n=N_PAIRED):
-    """Failed share, mean measured speedup of the correct samples, and per task (failed, speedup), over n samples per
-    task of `policy` (a folder with ckpt.pt), all drawn with the seeds of one step that training never uses: two
-    policies sampled so see the same random numbers, and their samples differ only where the policies differ."""
-    c = rl.replace(cfg, init_from=str(policy), group_size=n)
-    model, tok = rl.initial_policy(c)
-    tasks = rl.load_tasks(c)
-    rollouts = rl.generate_all(c, model, tok, tasks, rl.build_prompts(c, None, tasks, PAIRED_STEP, tok), PAIRED_STEP)
-    results = rl.evaluate_all(c, tasks, rollouts)
-    speedups = [[r.speedup for r in results[i * n:(i + 1) * n] if r.status == "ok"] for i in range(len(tasks))]
-    flat = [x for s in speedups for x in s]
-    return dict(failed=1 - len(flat) / len(results), speedup=sum(flat) / max(len(flat), 1),
-                per_task={name.split("/")[1]: (round(1 - len(s) / n, 2), round(sum(s) / max(len(s), 1), 2))
-                          for (name, _), s in zip(tasks, speedups)})
+def paired(cfg, policies, n=N_PAIRED):
+    """Per policy (a folder with ckpt.pt): failed share, mean measured speedup of the correct samples, and per task
+    (failed, speedup), over n samples per task, all drawn with the seeds of one step that training never uses: the
+    policies see the same random numbers, so their samples differ only where the policies differ. One evaluator
+    call for all: a reply two policies both wrote is evaluated once."""
+    tasks, rollouts = rl.load_tasks(cfg), []
+    for policy in policies:
+        c = rl.replace(cfg, init_from=str(policy), group_size=n)
+        model, tok = rl.initial_policy(c)
+        prompts = rl.build_prompts(c, None, tasks, PAIRED_STEP, tok)
+        rollouts += rl.generate_all(c, model, tok, tasks, prompts, PAIRED_STEP)
+    results = rl.evaluate_all(cfg, tasks * len(policies), rollouts)  # (policy, task, sample) order
+    out = []
+    for k in range(len(policies)):
+        speedups = [[r.speedup for r in results[(k * len(tasks) + i) * n:(k * len(tasks) + i + 1) * n]
+                     if r.status == "ok"] for i in range(len(tasks))]
+        flat = [x for s in speedups for x in s]
+        out.append(dict(failed=1 - len(flat) / (n * len(tasks)), speedup=sum(flat) / max(len(flat), 1),
+                        per_task={name.split("/")[1]: (round(1 - len(s) / n, 2), round(sum(s) / max(len(s), 1), 2))
+                                  for (name, _), s in zip(tasks, speedups)}))
+    return out
 
 
 def test_rl_from_the_demo_policy_writes_faster_kernels_and_fails_less(demo_run):
@@ -108,7 +115,7 @@ def test_rl_from_the_demo_policy_writes_faster_kernels_and_fails_less(demo_run):
               f"per task and step {n['per_task']}")
     # the measure: the shipped policy and the policy after RL, sampled with the same seeds, every sample evaluated
     t0 = time.time()
-    before, after = sample(cfg, rl.DEMO_POLICY), sample(cfg, cfg.out)
+    before, after = paired(cfg, [rl.DEMO_POLICY, cfg.out])
     print(f"paired, {N_PAIRED} samples per task with the same seeds ({time.time() - t0:.0f} s):")
     for name, n in (("before rl", before), ("after rl", after)):
         print(f"  {name}: failed {n['failed']:.0%}, mean speedup of correct samples {n['speedup']:.2f}x; "
