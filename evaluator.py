@@ -489,8 +489,9 @@ class Worker:
         """Before every timed call on CUDA: ~1 ms of writes over a buffer of twice the L2 (the GPU's clocks come up
         from idle, and the L2 holds none of the inputs), then a synchronize."""
         if self.cuda:
-            if _cudart() is not None:  # lines a candidate marked persisting become normal ones
-                _cudart().cudaCtxResetPersistingL2Cache()
+            rt = _cudart()
+            if rt is not None:  # lines a candidate marked persisting become normal ones
+                rt.cudaCtxResetPersistingL2Cache()
             for _ in range(max(1, (4 << 30) // (4 * self.flush_buf.numel()))):  # ~4 GB written
                 self.flush_buf.zero_()
             _device_sync(self.device)
