@@ -71,19 +71,19 @@ def demo_run(tmp_path_factory):
 
 
 def pooled(recs, group_size):
-    """Failed share and mean measured speedup of the correct samples over the steps recs, pooled (in-run view)."""
+    """Failed share and mean measured speedup of the correct samples over records with a per_task field (log.jsonl's
+    steps, or task_stats of paired samples), pooled, and each task's mean speedup per record."""
     n = sum(len(r["per_task"]) * group_size for r in recs)
     ok = [(t["pass"] * group_size, t["mean_speedup"]) for r in recs for t in r["per_task"].values() if t["pass"]]
-    return dict(failed=1 - sum(k for k, _ in ok) / n, speedup=sum(k * m for k, m in ok) / sum(k for k, _ in ok),
+    return dict(failed=1 - sum(k for k, _ in ok) / n, speedup=sum(k * m for k, m in ok) / max(sum(k for k, _ in ok), 1),
                 per_task={t.split("/")[1]: [round(r["per_task"][t]["mean_speedup"] or 0, 2) for r in recs]
                           for t in sorted(recs[0]["per_task"])})
 
 
 def paired(cfg, policies, n=N_PAIRED):
-    """Per policy (a folder with ckpt.pt): failed share, mean measured speedup of the correct samples, and per task
-    (failed, speedup), over n samples per task, all drawn with the seeds of one step that training never uses: the
-    policies see the same random numbers, so their samples differ only where the policies differ. One evaluator
-    call for all: a reply two policies both wrote is evaluated once."""
+    """pooled() of n samples per task of each policy (a folder with ckpt.pt), all drawn with the seeds of one step
+    that training never uses: the policies see the same random numbers, so their samples differ only where the
+    policies differ. One evaluator call for all: a reply two policies both wrote is evaluated once."""
     tasks, rollouts = rl.load_tasks(cfg), []
     for policy in policies:
         c = rl.replace(cfg, init_from=str(policy), group_size=n)
@@ -91,15 +91,8 @@ def paired(cfg, policies, n=N_PAIRED):
         prompts = rl.build_prompts(c, None, tasks, PAIRED_STEP, tok)
         rollouts += rl.generate_all(c, model, tok, tasks, prompts, PAIRED_STEP)
     results = rl.evaluate_all(cfg, tasks * len(policies), rollouts)  # (policy, task, sample) order
-    out = []
-    for k in range(len(policies)):
-        speedups = [[r.speedup for r in results[(k * len(tasks) + i) * n:(k * len(tasks) + i + 1) * n]
-                     if r.status == "ok"] for i in range(len(tasks))]
-        flat = [x for s in speedups for x in s]
-        out.append(dict(failed=1 - len(flat) / (n * len(tasks)), speedup=sum(flat) / max(len(flat), 1),
-                        per_task={name.split("/")[1]: (round(1 - len(s) / n, 2), round(sum(s) / max(len(s), 1), 2))
-                                  for (name, _), s in zip(tasks, speedups)}))
-    return out
+    m = len(tasks) * n
+    return [pooled([{"per_task": rl.task_stats(tasks, results[k * m:(k + 1) * m])}], n) for k in range(len(policies))]
 
 
 def test_rl_from_the_demo_policy_writes_faster_kernels_and_fails_less(demo_run):
@@ -119,6 +112,6 @@ def test_rl_from_the_demo_policy_writes_faster_kernels_and_fails_less(demo_run):
     print(f"paired, {N_PAIRED} samples per task with the same seeds ({time.time() - t0:.0f} s):")
     for name, n in (("before rl", before), ("after rl", after)):
         print(f"  {name}: failed {n['failed']:.0%}, mean speedup of correct samples {n['speedup']:.2f}x; "
-              f"per task (failed, speedup) {n['per_task']}")
+              f"per task {n['per_task']}")
     assert after["failed"] <= before["failed"] - FEWER_FAILED
     assert after["speedup"] >= FASTER * before["speedup"]
