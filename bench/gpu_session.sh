@@ -3,9 +3,9 @@
 # limit, so a slow one cannot starve the rest. Output: $OUT/<step>.md, $OUT/*.json, $OUT/partial.jsonl (every
 # evaluation as it finished) and $OUT/runs_logs.txt (the rl.py runs' logs; the run folders stay in $RUNS: the device
 # tool brings back only a few files).
-#   bash bench/gpu_session.sh corpus      # one device call (~9 min): every corpus file (first after evaluator changes)
-#   bash bench/gpu_session.sh evaluator   # one device call (~9 min): identity + CV, then the changed corpus files
-#   bash bench/gpu_session.sh training    # another (~8 min): stages 1-3 (issue 8), torchrun and 1 vs N GPUs (9)
+#   bash bench/gpu_session.sh proof       # one device call (~10 min): smoke (stops the call if the few CUDA files
+#                                         # it tries are not as expected), every corpus file, identity + CV batch
+#   bash bench/gpu_session.sh training    # another (~9 min): stages 1-3 (issue 8), torchrun and 1 vs N GPUs (9)
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
 #   bash bench/gpu_session.sh demo        # issue 10 on the GPU: bench/demo_cuda data, sft, ssl, rl plain vs
 #                                         # contrastive (written 2026-11-29, not yet run; sizes are guesses)
@@ -19,17 +19,18 @@ GE="python3 bench/gpu_evaluator.py --device $DEVICE"
 L1=level1/relu_large,level1/elu,level1/gelu_erf,level1/softplus,level1/mean_dim1
 TINY="--model tiny --device $DEVICE --task $L1 --max-new-tokens 128 --group-size 4"
 
-corpus() {
-# issue 6: every corpus file on the GPU (the evaluator's process sealing, _seal, changed every evaluation's setup)
-step corpus 540 $GE --corpus all --repeats 0 --identity '' --out $OUT/corpus.json
-}
+SMOKE=failures/cuda_illegal_memory_access,honest/cuda_l2_bias_gelu,hacks/cuda_side_stream,honest/cuda_triton_softplus
+SMOKE=$SMOKE,honest/compile_rmsnorm,hacks/cuda_thread_kernel_later
 
-evaluator() {
-# issues 3, 6, 7: identical code over every level task, each CUDA kernel of the corpus twice (CV)
-step identity 360 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' --out $OUT/identity.json
-# issue 6: the corpus files whose GPU verdict changed since the last full corpus run
-step corpus 50 $GE --corpus 'hacks/cuda_persisting_l2,hacks/cuda_graph_stale_replay,hacks/proc_read_expected' \
-    --repeats 0 --identity '' --out $OUT/corpus.json
+proof() {
+# a few CUDA files first: if the evaluator's process setup (_seal) broke CUDA, say so in ~1 min and stop
+step smoke 120 $GE --corpus "$SMOKE" --repeats 0 --identity '' --out $OUT/smoke.json
+grep -q '^MISMATCH\|^Traceback' "$OUT/smoke.md" || ! grep -q 'as expected' "$OUT/smoke.md" && {
+    echo "smoke failed: stopping"; tail -n 60 "$OUT/stderr.log"; return 1; }
+# issue 6: every corpus file on the GPU
+step corpus 280 $GE --corpus all --repeats 0 --identity '' --out $OUT/corpus.json
+# issues 3, 6, 7: identical code over every level task, each CUDA kernel of the corpus twice (CV), throughput
+step identity 190 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' --out $OUT/identity.json
 }
 
 training() {
@@ -39,16 +40,17 @@ cat $RUNS/s0/collected.jsonl bench/demo/stage1.jsonl > $RUNS/sft.jsonl 2>/dev/nu
 step sft 30 python3 rl.py --stage sft $TINY --data $RUNS/sft.jsonl --steps 10 --sft-batch 8 --lr 1e-3 \
     --out $RUNS/s1
 step ssl 45 python3 rl.py --stage ssl $TINY --init-from $RUNS/s1 --ssl-rounds 2 --out $RUNS/s2
-step rl 90 python3 rl.py --stage rl $TINY --init-from $RUNS/s2 --steps 3 --tasks-per-step 5 --beta 0.01 \
+step rl 100 python3 rl.py --stage rl $TINY --init-from $RUNS/s2 --steps 3 --tasks-per-step 5 --beta 0.01 \
     --out $RUNS/s3
 # issue 9: data-parallel RL through torchrun on every GPU (beta > 0: every step updates, so gradients all-reduce)
 NGPU=$(python3 -c "import torch; print(max(1, torch.cuda.device_count()))")
 step torchrun 60 python3 -m torch.distributed.run --nproc-per-node "$NGPU" rl.py $TINY --steps 3 --tasks-per-step 4 \
     --beta 0.01 --out $RUNS/ddp
-# issue 9: evaluation throughput, one GPU vs all of them, on the same batch
-step one_gpu 90 $GE --corpus '' --repeats 0 --identity 'level1/[a-f]*' --devices ${DEVICE/cuda/cuda:0} \
+# issue 9: evaluation throughput, one GPU vs all of them, on the same batch (10 tasks: an even split on 2 GPUs)
+local TEN='level1/[a-e]*,level1/gelu_erf'
+step one_gpu 120 $GE --corpus '' --repeats 0 --identity "$TEN" --devices ${DEVICE/cuda/cuda:0} \
     --out $OUT/one_gpu.json
-step all_gpus 60 $GE --corpus '' --repeats 0 --identity 'level1/[a-f]*' --out $OUT/all_gpus.json
+step all_gpus 80 $GE --corpus '' --repeats 0 --identity "$TEN" --out $OUT/all_gpus.json
 for d in s0 s1 s2 s3 ddp; do echo "== $d"; cat $RUNS/$d/log.jsonl 2>/dev/null; done > $OUT/runs_logs.txt
 }
 
@@ -72,4 +74,4 @@ for c in no-contrastive contrastive; do  # the ablation: same seed, same steps
 done
 }
 
-"${1:?usage: bash bench/gpu_session.sh corpus|evaluator|training|baselines|demo}"
+"${1:?usage: bash bench/gpu_session.sh proof|training|baselines|demo}"
