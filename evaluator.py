@@ -371,7 +371,8 @@ _CUDART = []  # the CUDA runtime torch loaded, found once (before any candidate 
 def _cudart():
     """ctypes handle on the libcudart this process mapped (for the L2 calls torch does not expose), or None."""
     if not _CUDART:
-        paths = [ln.split()[-1] for ln in open("/proc/self/maps") if "libcudart" in ln] if sys.platform == "linux" else []
+        maps = Path("/proc/self/maps").read_text().splitlines() if sys.platform == "linux" else []
+        paths = [ln.split()[-1] for ln in maps if "libcudart" in ln]
         _CUDART.append(ctypes.CDLL(paths[0]) if paths and torch.cuda.is_initialized() else None)
     return _CUDART[0]
 

@@ -416,8 +416,8 @@ def open_database(cfg, tasks):
     for e in read_jsonl(Path(cfg.init_from) / "exemplars.jsonl") if cfg.init_from else []:
         # stored as step 0, so that a resume (which cuts entries past its checkpoint) keeps them; duplicates drop
         db.add(e["task"], e["code"], e["score"], step=0, meta=dict(e.get("meta", {}), init_step=e.get("step", 0)))
-    best = {}  # task -> (speedup, code, step)
-    for e in (e for name in db.tasks() for e in db.entries(name) if not e.meta.get("reference")):
+    best = {}  # task -> (speedup, code, step), over this run's tasks (--init-from may carry others' codes)
+    for e in (e for name, _ in tasks for e in db.entries(name) if not e.meta.get("reference")):
         if e.score > best.get(e.task, (0.0,))[0]:
             best[e.task] = (e.score, e.code, e.step)
     for name, b in best.items():  # a resumed run rewrites OUT/best/ from what the database kept

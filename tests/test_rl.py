@@ -297,6 +297,22 @@ class ModelNew(nn.Module):
 '''
 
 
+def test_best_covers_only_this_runs_tasks(tmp_path):
+    """--init-from may carry another task's codes (stage-1 data for other tasks): they stay in the database, but the
+    run's best (logged, printed, OUT/best/) is over its own tasks only."""
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    carried = [("cpu/relu", "# relu variant", 1.5), ("cpu/add_mul", "# add_mul variant", 7.0)]
+    (earlier / "exemplars.jsonl").write_text("".join(json.dumps(dict(task=t, code=c, score=x, step=2)) + "\n"
+                                                     for t, c, x in carried))
+    cfg = rl.Config(model="tiny", device="cpu", init_from=str(earlier), out=str(tmp_path / "run"))
+    tasks = [(t, (REPO / "tasks" / f"{t}.py").read_text()) for t in ("cpu/relu",)]
+    db, best = rl.open_database(cfg, tasks)
+    assert {k: v[0] for k, v in best.items()} == {"cpu/relu": 1.5}
+    assert [f.name for f in (tmp_path / "run" / "best").iterdir()] == ["cpu__relu.py"]
+    assert [e.code for e in db.entries("cpu/add_mul")] == ["# add_mul variant"]  # kept, not counted
+
+
 def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
     """The evaluator path end to end on one group: a correct rewrite earns its speedup, a reply without code earns
     fail_reward, and the winner lands in the database (score = speedup) and in OUT/best/ with its speedup."""
