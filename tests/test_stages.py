@@ -179,6 +179,26 @@ def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
     assert gained[0]["score"] == pytest.approx(results[0].speedup)
 
 
+def test_ssl_resume_is_exact(relu_writer, tmp_path):
+    """2 ssl rounds straight == 1 round, then --resume to 2: same weights, same AdamW moments, same log (but the
+    measured speedups and wall times, which are timings)."""
+    flags = ["--stage", "ssl", "--init-from", str(relu_writer), "--task", "cpu/relu", "--group-size", "2",
+             "--max-new-tokens", "120", "--lr", "1e-3", "--device", "cpu"]
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    rl.run(rl.parse_config(flags + ["--ssl-rounds", "2", "--out", str(straight)]))
+    rl.run(rl.parse_config(flags + ["--ssl-rounds", "1", "--out", str(resumed)]))
+    rl.run(rl.parse_config(["--resume", "--out", str(resumed), "--ssl-rounds", "2"]))
+    timed = {"best_speedup", "per_task", "gen_s", "eval_s", "update_s", "step_s"}
+    a, b = ([{k: v for k, v in r.items() if k not in timed} for r in rl.read_jsonl(d / "log.jsonl")]
+            for d in (straight, resumed))
+    assert [r["step"] for r in b] == [1, 2] and a == b and all(r["kept"] == 2 and r["updated"] for r in b)
+    sa, sb = (torch.load(d / "ckpt.pt", weights_only=False) for d in (straight, resumed))
+    assert sb["step"] == 2 and all(torch.equal(sa["model"][n], sb["model"][n]) for n in sa["model"])
+    moments = [(x, y) for s, t in zip(sa["optim"]["state"].values(), sb["optim"]["state"].values())
+               for x, y in zip(s.values(), t.values())]
+    assert moments and all(torch.equal(x, y) for x, y in moments)
+
+
 def test_init_from_carries_weights_and_database(ssl_round, tmp_path):
     """rl --init-from the ssl folder: the run starts from its weights (a step whose advantages are all zero does not
     update, so the checkpoint must equal them exactly) and its database holds the ssl round's success."""
