@@ -1,5 +1,6 @@
 """Data-parallel RL (torchrun) on CPU: the ranks' shares of the loss add up to the whole batch's gradient for every
-loss variant, and 2 gloo processes train exactly as 1 process does (same weights, logs, exemplar database).
+loss variant, and 2 gloo processes train exactly as 1 process does (same weights, logs, exemplar database), also when
+they stop and resume.
 
 The two-process run uses a stand-in evaluator (speedup = 1 + 4 * share of lowercase letters in the reply) so that the
 whole reward path runs (evaluation split over the ranks and gathered, rewards normalised over the step, winners into
@@ -115,8 +116,29 @@ def free_port():
         return s.getsockname()[1]
 
 
+def launch_ranks(driver, args, n=2):
+    """n rank processes with torchrun's environment set by hand; each rank a Popen."""
+    env = dict(os.environ, WORLD_SIZE=str(n), LOCAL_WORLD_SIZE=str(n), MASTER_ADDR="127.0.0.1",
+               MASTER_PORT=str(free_port()), OMP_NUM_THREADS="1")
+    return [subprocess.Popen([sys.executable, str(driver), *args], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(n)]
+
+
+def finish(ranks):
+    """Each rank's (stdout, stderr) once all exited 0 (killed and failed if one hangs)."""
+    try:
+        outs = [p.communicate(timeout=120) for p in ranks]
+    finally:
+        for p in ranks:
+            if p.poll() is None:
+                p.kill()
+    assert [p.returncode for p in ranks] == [0] * len(ranks), "\n".join(err[-3000:] for _, err in outs)
+    return outs
+
+
 def test_two_gloo_processes_train_as_one(tmp_path, monkeypatch):
-    """2 ranks (torchrun's environment set by hand) and 1 process, 2 RL steps of the same config: same weights.
+    """2 ranks (torchrun's environment set by hand) and 1 process, 2 RL steps of the same config: same weights. The
+    2 ranks stop after step 1 and resume to step 2 (same N), so the resume is checked on the way.
 
     Tolerance: the runs differ only in the order the gradient is summed (two partial sums, then the all_reduce),
     ~1e-7 relative to the summed terms. AdamW steps by lr * m / sqrt(v), about lr * sign(g) whatever |g|, so on a
@@ -128,23 +150,18 @@ def test_two_gloo_processes_train_as_one(tmp_path, monkeypatch):
     """
     driver = tmp_path / "rank.py"
     driver.write_text(RANK.format(repo=str(REPO), tests=str(REPO / "tests")))
-    env = dict(os.environ, WORLD_SIZE="2", LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
-               MASTER_PORT=str(free_port()), OMP_NUM_THREADS="1")
     t0 = time.time()
-    ranks = [subprocess.Popen([sys.executable, str(driver), *FLAGS, "--out", str(tmp_path / "two")],
-                              env=dict(env, RANK=str(r), LOCAL_RANK=str(r)), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for r in range(2)]
+    two = ["--out", str(tmp_path / "two")]
+    ranks = launch_ranks(driver, FLAGS + two + ["--steps", "1"])  # the later --steps wins
     try:
         fake_evaluation(monkeypatch.setattr)
         rl.run(rl.parse_config(FLAGS + ["--out", str(tmp_path / "one")]))  # meanwhile, in this process
-        outs = [p.communicate(timeout=120) for p in ranks]
     finally:
-        for p in ranks:
-            if p.poll() is None:
-                p.kill()
-    assert [p.returncode for p in ranks] == [0, 0], "\n".join(err[-3000:] for _, err in outs)
-    assert "step    2 |" in outs[0][0] and outs[1][0] == ""  # rank 0 alone prints
-    print(f"1 + 2 processes: {time.time() - t0:.1f} s")
+        first = finish(ranks)
+    assert "step    1 |" in first[0][0] and first[1][0] == ""  # rank 0 alone prints
+    outs = finish(launch_ranks(driver, ["--resume", *two, "--steps", "2"]))
+    assert "from step 2" in outs[0][0] and "step    2 |" in outs[0][0] and "step    1 |" not in outs[0][0]
+    print(f"1 + 2 processes, then the 2 resumed: {time.time() - t0:.1f} s")
 
     log_one, log_two = (rl.read_jsonl(tmp_path / d / "log.jsonl") for d in ("one", "two"))
     assert len(log_two) == 2 and all(r["updated"] and r["grad_norm"] > 0 for r in log_one)  # rank 0 alone logged
