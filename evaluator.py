@@ -26,8 +26,9 @@ Protects against (the check's name starts `reason`):
     CUDA, `background_thread`).
  5. work the clock does not see, or that slows the other side: side streams (the device-wide synchronize is inside
     the span); threads and processes of one worker cannot run while the other is timed (its process group is
-    stopped, SIGSTOP/SIGCONT); child processes still running are `background_process`; work deferred into the
-    harness is charged (the output is copied out before the judge's clock stops).
+    stopped, SIGSTOP/SIGCONT); child processes still running are `background_process`, and so is asking the
+    evaluator's forkserver for a process (it forks for its caller only); work deferred into the harness is charged
+    (the output is copied out before the judge's clock stops).
  6. caching and phase tricks: every timed call gets fresh input content in reused buffers (same pointers, new
     values) and its output is checked; an output equal to an earlier call's answer is `output_replay`; correct while
     checked but wrong while timed, or dependent on `self.training` when the reference is not, is `phase_branch`.
@@ -57,14 +58,14 @@ Does not protect against:
  2. integer-only inputs: fresh content per call comes from scaling floats; integer tensors repeat from a pool of two.
  3. a candidate that is slow or wrong only on inputs the four distributions never produce.
  4. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
- 5. a process that leaves the worker's process group (setsid), or that the forkserver starts for the candidate (its
-    socket serves any local process): it escapes the SIGSTOP fence and the final kill.
+ 5. a process that leaves both the worker's process group and its children (fork, setsid, fork again: an orphan
+    that init adopts): it escapes the SIGSTOP fence, the audit and the final kill.
     Threads a call leaves running are allowed (torch.compile starts some) and named only when the output was
     incomplete at the answer; a thread that launches GPU work just before its worker is stopped is not seen.
  6. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
     A candidate that runs other ops while profiled than while timed can choose its `speedup_kind`.
- 7. timing noise between the two processes: on an H200 the identical-code ratio by CUDA events is within +-2% on
-    46 of 49 tasks, and sub-millisecond kernels vary 4-28% between evaluations (bench/RESULTS.md).
+ 7. timing noise between the two processes: on an H200 identical code scored within +-2% on 47 of 49 tasks, and
+    a kernel evaluated twice varied up to 3.5% by CUDA events (bench/RESULTS.md section 5).
  8. hidden work after forward smaller than half the reference's own overhead there (`charge`).
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
@@ -80,6 +81,7 @@ import ast
 import builtins
 import copy
 import ctypes
+import errno
 import fnmatch
 import hashlib
 import importlib
@@ -92,6 +94,7 @@ import re
 import resource
 import secrets
 import signal
+import socket
 import statistics
 import sys
 import tempfile
@@ -655,6 +658,37 @@ def _seal(secret):
         libc.capset(ctypes.byref(header), sets)
 
 
+def _serve_only(caller):
+    """In the forkserver: fork for the process that started it and no other. Any process can connect to its socket
+    (a file under the temp dir; Python up to 3.13 asks for no key), and what it forks belongs to no evaluation's
+    process group: the fence and the audit would miss it. A request from anyone else is refused, the requester
+    killed, and its process group noted for the judge (_refusal)."""
+    import multiprocessing.reduction as reduction
+    recvfds, server = reduction.recvfds, os.getpid()
+
+    def checked(sock, size):  # the forkserver's first call on each request's connection
+        pid = int.from_bytes(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)[:4], sys.byteorder)
+        if pid == caller or os.getpid() != server:  # the processes it forks inherit this: there it is not a request
+            return recvfds(sock, size)
+        try:
+            Path(tempfile.gettempdir(), f"cudal1-refused-{os.getpid()}-{os.getpgid(pid)}").touch()
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # gone already
+            pass
+        raise ConnectionAbortedError(errno.ECONNABORTED, "cudal1: fork refused")  # the server's loop skips it
+    reduction.recvfds = checked
+
+
+def _refusal(pgid):
+    """The verdict if the forkserver refused a fork to this process group (and killed the requester), else None."""
+    try:
+        Path(tempfile.gettempdir(), f"cudal1-refused-{os.getppid()}-{pgid}").unlink()  # read once
+    except OSError:
+        return None
+    return Verdict("rejected", "background_process", "the candidate asked the evaluator's forkserver for a process "
+                   "outside its process group: refused, and the process that asked stopped")
+
+
 def _worker_main(conn, device, logdir, role):
     """A worker process: answer the judge's messages until told to stop or until the first failure."""
     os.setpgrp()  # its own process group: everything it starts is killed with it
@@ -690,7 +724,7 @@ class _Remote:
     """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict."""
 
     def __init__(self, conn, role, timeout):
-        self.conn, self.role, self.timeout = conn, role, timeout
+        self.conn, self.role, self.timeout, self.pid = conn, role, timeout, None
 
     def send(self, *msg):
         try:
@@ -726,6 +760,9 @@ class _Remote:
     def _fail(self, status, check, reason):
         if self.role == "reference":  # never blame the candidate for the reference's failure
             return Verdict("runtime_error", "reference", f"the reference failed ({status}/{check}): {reason}")
+        refused = check == "crash" and self.pid and _refusal(self.pid)
+        if refused:
+            return refused
         return Verdict(status, check, reason)
 
 
@@ -878,9 +915,13 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
     consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
     cand_pid, ref_pid = cand("pid"), ref("pid")  # process-group leaders, asked before any task code runs
+    cand.pid = cand_pid
 
     def audit():
         cand("audit")
+        refused = _refusal(cand_pid)  # a process of its group asked the forkserver for one (the candidate lived on)
+        if refused:
+            raise refused
         try:
             kids = [p for t in Path(f"/proc/{cand_pid}/task").glob("*/children") for p in t.read_text().split()]
         except PermissionError:  # the judge holds no CAP_SYS_PTRACE (_seal): the candidate made itself non-dumpable
@@ -1050,14 +1091,18 @@ def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, ext_d
 
 # ---------------------------------------------------------------------------- evaluate: the caller's side
 
-_CTX = None
+_CTX, _CTX_PID = None, None
 ENV_KEYS = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CXX", "CC")
 
 
 def _context():
     """A forkserver that has imported torch (but never touched CUDA): new processes start in ~0.1 s, not seconds."""
-    global _CTX
+    global _CTX, _CTX_PID
+    if _CTX is not None and _CTX_PID != os.getpid():  # its forkserver forks for the process that started it only
+        raise RuntimeError("cudal1's evaluator runs in a forked copy of the process that started its forkserver: "
+                           "evaluate from that process, or from a fresh one")
     if _CTX is None:
+        _CTX_PID = os.getpid()
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one side's idle OpenMP threads must not spin
         _CTX = mp.get_context("forkserver")
         # torch._dynamo costs ~4.5 s to import per process on the H200 machine; children still get CUDA after it
@@ -1412,6 +1457,7 @@ def main(argv=None):
 
 if os.environ.pop("CUDAL1_FORKSERVER", None) == str(os.getppid()):  # this is the forkserver, importing its preloads
     _seal(secret=False)
+    _serve_only(os.getppid())
 
 if __name__ == "__main__":
     sys.exit(main())

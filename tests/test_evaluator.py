@@ -1,5 +1,6 @@
 """Evaluator contracts: static checks, the CLI, the Python API, batches. The hack corpus is in test_corpus.py."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -56,6 +57,26 @@ def test_evaluate_honest_and_identical():
     assert 0 <= ok.max_err <= 1
     same = E.evaluate(RELU, SAME, "cpu", **FAST)
     assert same.status == "ok" and same.same_as_reference and same.reason.startswith("same_as_reference")
+
+
+def test_a_forked_copy_of_the_caller_is_told_to_evaluate_from_the_caller():
+    """The forkserver forks for the process that started it only (a request from any other is refused and the
+    requester killed, hacks/forkserver_escape): a fork of the caller gets a clear error instead."""
+    assert E.evaluate(RELU, HONEST, "cpu", **FAST).status == "ok"  # the forkserver runs, started by this process
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy
+        try:
+            E.evaluate(RELU, HONEST, "cpu", **FAST)
+            os.write(w, b"evaluated")
+        except RuntimeError as e:
+            os.write(w, str(e).encode())
+        os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    with os.fdopen(r, "rb") as f:
+        assert b"forked copy of the process that started its forkserver" in f.read()
+    assert E.evaluate(RELU, HONEST, "cpu", **FAST).status == "ok"  # the caller itself still evaluates
 
 
 def test_evaluate_many_mixes_static_failures_and_runs():
