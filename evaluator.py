@@ -26,7 +26,8 @@ Protects against (the check's name starts `reason`):
     CUDA, `background_thread`).
  5. work the clock does not see, or that slows the other side: side streams (the device-wide synchronize is inside
     the span); threads and processes of one worker cannot run while the other is timed (its process group is
-    stopped, SIGSTOP/SIGCONT); child processes still running are `background_process`, and so is asking the
+    stopped, SIGSTOP/SIGCONT), and nothing it starts can leave that group (setsid and setpgid are denied by
+    seccomp); processes of the group still running at an audit are `background_process`, and so is asking the
     evaluator's forkserver for a process (it forks for its caller only); work deferred into the harness is charged
     (the output is copied out before the judge's clock stops).
  6. caching and phase tricks: every timed call gets fresh input content in reused buffers (same pointers, new
@@ -58,8 +59,8 @@ Does not protect against:
  2. integer-only inputs: fresh content per call comes from scaling floats; integer tensors repeat from a pool of two.
  3. a candidate that is slow or wrong only on inputs the four distributions never produce.
  4. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
- 5. a process that leaves both the worker's process group and its children (fork, setsid, fork again: an orphan
-    that init adopts): it escapes the SIGSTOP fence, the audit and the final kill.
+ 5. processes that some other service on the machine starts on the candidate's request (a daemon that runs
+    commands), and, where seccomp is missing (not Linux), a process that leaves the group with setsid.
     Threads a call leaves running are allowed (torch.compile starts some) and named only when the output was
     incomplete at the answer; a thread that launches GPU work just before its worker is stopped is not seen.
  6. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
@@ -79,6 +80,7 @@ Departures from CUDA-L1's released evaluator (flags where they are knobs):
 import argparse
 import ast
 import builtins
+import contextlib
 import copy
 import ctypes
 import errno
@@ -689,10 +691,56 @@ def _refusal(pgid):
                    "outside its process group: refused, and the process that asked stopped")
 
 
+# syscalls that leave a process group, per audit arch: setsid, setpgid (x86-64 also through its x32 numbers, and
+# i386's int 0x80 numbers, which an x86-64 process can reach too)
+_GROUP_EXITS = {0xC000003E: (112, 109, 0x40000070, 0x4000006D), 0x40000003: (66, 57), 0xC00000B7: (157, 154)}
+
+
+def _stay_in_group(group=True):
+    """Seccomp (Linux): setsid() and setpgid() fail with EPERM in this process and everything it starts, so nothing
+    the candidate starts can leave its process group: the SIGSTOP fence, the audit and the final kill reach all of
+    it. group=False (builds: ninja puts each compiler in a group of its own) denies setsid alone: nothing leaves the
+    session, which _stop kills whole. Best effort: without seccomp (or on another arch) nothing changes."""
+    if sys.platform != "linux":
+        return
+    allow, deny, to_deny = (0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x00050000 | errno.EPERM), -1  # RET_ALLOW/ERRNO
+    prog = [(0x20, 0, 0, 4)]  # A = seccomp_data.arch
+    for arch, nrs in _GROUP_EXITS.items():  # not this arch: skip its block; else A = nr, compared with each exit
+        nrs = nrs if group else nrs[::2]  # (setsid, setpgid) pairs
+        prog += [(0x15, 0, len(nrs) + 2, arch), (0x20, 0, 0, 0), *[(0x15, to_deny, 0, nr) for nr in nrs], allow]
+    prog += [allow, deny]
+    prog = [(c, len(prog) - 2 - i if jt == to_deny else jt, jf, k) for i, (c, jt, jf, k) in enumerate(prog)]
+
+    class Insn(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Insn))]
+    insns = (Insn * len(prog))(*[Insn(*i) for i in prog])
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) == 0:  # PR_SET_NO_NEW_PRIVS, needed to install a filter without CAP_SYS_ADMIN
+        libc.prctl(22, 2, ctypes.byref(Prog(len(prog), insns)), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+def _group(pgid, field=2):
+    """The live processes of a process group (field 3: of a session), pids as strings, from /proc."""
+    found = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()  # state ppid pgrp session ...
+        except (OSError, ValueError):  # ended meanwhile
+            continue
+        if stat[field] == str(pgid) and stat[0] != "Z":
+            found.append(d)
+    return found
+
+
 def _worker_main(conn, device, logdir, role):
     """A worker process: answer the judge's messages until told to stop or until the first failure."""
-    os.setpgrp()  # its own process group: everything it starts is killed with it
+    build = role.startswith("build")
+    os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
     _seal(secret=role == "reference")
+    _stay_in_group(group=not build)
     fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
@@ -927,6 +975,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         except PermissionError:  # the judge holds no CAP_SYS_PTRACE (_seal): the candidate made itself non-dumpable
             raise Verdict("rejected", "background_process", "the candidate's process hides what it started "
                           "(it made itself non-dumpable)") from None
+        kids += [p for p in _group(cand_pid) if p not in kids and p != str(cand_pid)]  # orphans (_stay_in_group)
         if kids:
             try:
                 cmd = Path(f"/proc/{kids[0]}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
@@ -1160,10 +1209,14 @@ def _env(**extra):
     return {"TORCHINDUCTOR_COMPILE_THREADS": "1", **{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
 
 
-def _stop(procs):
+def _stop(procs, session=False):
     for p in procs:
         if p.pid is not None:
             _signal_group(p.pid, signal.SIGKILL)  # the worker and any process it started (builds, strays)
+            for _ in range(3 if session else 0):  # a build's processes in groups of their own (ninja's compilers)
+                for pid in _group(p.pid, field=3):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
         if p.is_alive():
             p.kill()
     for p in procs:
@@ -1198,8 +1251,9 @@ def _run_judge(ref_src, cand_src, device, o, logdir):
     return res
 
 
-def evaluate(ref_src, cand_src, device="cpu", **opts):
+def evaluate(ref_src, cand_src, device="cpu", *, built=False, **opts):
     """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
+    Sources that use an extension are built first, in a build process (built=True: build_all already did).
 
     >>> r = evaluate(open("tasks/cpu/relu.py").read(), relu_candidate_src, device="cpu")
     >>> r.status, r.correct, round(r.speedup, 2)      # e.g. ('ok', True, 1.31)
@@ -1210,6 +1264,9 @@ def evaluate(ref_src, cand_src, device="cpu", **opts):
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise RuntimeError("device 'cuda' asked for, but torch sees no CUDA GPU (no GPU, or a CPU-only torch build)")
     fail, same = static_check(ref_src, cand_src)
+    if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, _stay_in_group)
+        fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
+                                                           progress=False))
     if fail is None:
         logdir = tempfile.mkdtemp(prefix="cudal1-eval-")
         try:
@@ -1227,6 +1284,15 @@ def evaluate(ref_src, cand_src, device="cpu", **opts):
     fail.same_as_reference = same or fail.same_as_reference
     fail.seconds, fail.device = round(time.time() - t0, 3), device
     return fail
+
+
+def _build_failure(ref_src, cand_src, failed):
+    """The Result for a pair whose build failed ({src: Result} from build_all), or None."""
+    if cand_src in failed:
+        return copy.copy(failed[cand_src])
+    if ref_src in failed:
+        return Result("runtime_error", f"reference: {failed[ref_src].reason}", "reference")
+    return None
 
 
 def _uses_extension(src):
@@ -1267,7 +1333,7 @@ def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times
                 if times is not None:
                     times[src] = time.time() - t0
                 conn.close()
-                _stop([p])
+                _stop([p], session=True)
                 running.remove(item)
                 bar.update(1)
     bar.close()
@@ -1293,7 +1359,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     timing never shares a GPU), over `devices` (default: gpus(device)). Results come back in the order of pairs;
     on_result(i, result) is called as each one finishes (from a thread per device), e.g. to save partial work."""
     o, devices = Options(**opts), devices or gpus(device)
-    ok_so_far = [c for r, c in pairs if static_check(r, c)[0] is None]
+    ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
     failed = build_all(ok_so_far, device, jobs, o.build_timeout_s, progress)
     results, todo, bar = [None] * len(pairs), list(range(len(pairs)))[::-1], _bar(len(pairs), "evaluate", progress)
     _context()  # the forkserver, set up once before any thread uses it
@@ -1305,8 +1371,8 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
             except IndexError:
                 return
             ref_src, cand_src = pairs[i]
-            results[i] = copy.copy(failed[cand_src]) if cand_src in failed else evaluate(ref_src, cand_src, dev,
-                                                                                          **opts)
+            results[i] = _build_failure(ref_src, cand_src, failed) or evaluate(ref_src, cand_src, dev, built=True,
+                                                                               **opts)
             if on_result:
                 on_result(i, results[i])
             bar.update(1)
