@@ -218,12 +218,14 @@ class Verdict(Exception):
 
 
 def _short(text, lines=25, width=4000):
-    """The tail of a long message (compiler output, traceback), error lines kept first."""
-    rows = [r for r in str(text).splitlines() if r.strip()]
-    errors = [r for r in rows if "error" in r.lower()][:8]
-    tail = rows[-lines:]
-    keep = errors + ["..."] + tail if errors and len(rows) > lines else tail
-    return "\n".join(keep)[-width:]
+    """The tail of a long message (compiler output, traceback), each error line first with the two lines after it
+    (the source line and the caret); compiler command lines and include chains dropped."""
+    rows = [r for r in str(text).splitlines() if r.strip() and not (" -c " in r and " -o " in r)
+            and not r.lstrip().startswith(("In file included from", "from "))]
+    errors = [i for i, r in enumerate(rows) if re.search(r"\berror\b", r, re.I)][:8]
+    first = list(dict.fromkeys(rows[j] for i in errors for j in range(i, min(i + 3, len(rows)))))
+    keep = first + ["..."] + rows[-lines:] if errors and len(rows) > lines else rows[-lines:]
+    return re.sub(r"/[^\s:]*/(?=[\w.-]+\.(?:cpp|cu|cuh|h|hpp|py)\b)", "", "\n".join(keep))[-width:]  # bare file names
 
 
 @dataclass

@@ -104,6 +104,15 @@ def test_corpus_file(path):
         assert not r.same_as_reference, f"{file_id(path)} is not the reference's code: {describe(r)}"
 
 
+def test_a_build_error_is_reported_as_a_model_could_learn_from_it():
+    """failures/build_error: the compiler's error with its source line and caret, under the bare file name; not the
+    compiler's command line (a screen of -isystem flags) nor the chain of headers that included what."""
+    r = verdict(CORPUS / "failures" / "build_error.py")
+    assert re.search(r"^main\.cpp:\d+:\d+: error: .src. was not declared", r.reason, re.M), describe(r)
+    assert "std::max(src[i], 0.0f)" in r.reason and "-isystem" not in r.reason, describe(r)
+    assert "In file included from" not in r.reason and "/.cache/" not in r.reason, describe(r)
+
+
 def test_reading_the_expected_output_through_proc_is_denied():
     """hacks/proc_read_expected fails for the reason its docstring gives: the OS refuses the open, no answer leaks."""
     r = verdict(CORPUS / "hacks" / "proc_read_expected.py")
