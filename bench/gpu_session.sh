@@ -7,10 +7,11 @@
 #                                         # it tries are not as expected), every corpus file, identity + CV batch
 #   bash bench/gpu_session.sh training    # another (~9 min): stages 1-3 (issue 8), torchrun and 1 vs N GPUs (9)
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
-#   bash bench/gpu_session.sh demo        # issue 10 on the GPU: bench/demo_cuda data, sft, ssl, rl plain vs
-#                                         # contrastive (written 2026-11-29, not yet run; sizes are guesses)
+#   bash bench/gpu_session.sh demo        # issue 10 on the GPU: bench/demo_cuda data, sft, ssl (~9 min), then
+#   bash bench/gpu_session.sh demo_rl     # on the same warm machine: rl plain vs contrastive (~9.5 min); not yet
+#                                         # run, sizes are guesses ($RUNS, under the repo, survives between calls)
 set -u
-OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-/tmp/cudal1_runs}; mkdir -p "$OUT" "$RUNS"
+OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
 step() { local name=$1 limit=$2; shift 2; echo; echo "### $name ($(date -u +%T))"; local t0=$SECONDS
          timeout "$limit" "$@" 2>>"$OUT/stderr.log" | tee "$OUT/$name.md" | tail -n 40
@@ -58,20 +59,27 @@ baselines() {
 step baselines 580 python3 bench/time_tasks.py --compile --task 'level1/*,level2/*,level3/*' --out $OUT/baselines.md
 }
 
-demo() {
-local T=level1/relu_large,level1/gelu_erf,level1/elu,level1/softplus,level1/sum_lastdim,level1/mean_dim1
-local D="--model tiny --device $DEVICE --task $T"
-step data 200 python3 bench/demo_cuda/build_data.py --out $RUNS/cuda_stage1.jsonl
+DEMO_T=level1/relu_large,level1/gelu_erf,level1/elu,level1/softplus,level1/sum_lastdim,level1/mean_dim1
+DEMO_T=$DEMO_T,level1/rmsnorm_wide,level1/mse_loss
+DEMO="--model tiny --device $DEVICE --task $DEMO_T"
+
+demo() {  # issue 10, first call: stage-1 data from bench/demo_cuda, then sft and one ssl round
+step data 240 python3 bench/demo_cuda/build_data.py --out $RUNS/cuda_stage1.jsonl
 cp $RUNS/cuda_stage1.jsonl $OUT/ 2>/dev/null
-step sft 150 python3 rl.py --stage sft $D --data $RUNS/cuda_stage1.jsonl --steps 600 --sft-batch 8 --lr 1e-3 \
+step sft 120 python3 rl.py --stage sft $DEMO --data $RUNS/cuda_stage1.jsonl --steps 600 --sft-batch 8 --lr 1e-3 \
     --ckpt-every 100 --out $RUNS/d1
-step ssl 90 python3 rl.py --stage ssl $D --init-from $RUNS/d1 --ssl-rounds 1 --group-size 8 --temperature 0.7 \
+step ssl 200 python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1 --ssl-rounds 1 --group-size 8 --temperature 0.7 \
     --max-new-tokens 3000 --lr 3e-4 --out $RUNS/d2
-for c in no-contrastive contrastive; do  # the ablation: same seed, same steps
-    step rl_$c 150 python3 rl.py $D --init-from $RUNS/d2 --steps 4 --tasks-per-step 6 --group-size 8 \
+}
+
+demo_rl() {  # issue 10, second call on the same warm machine ($RUNS/d2 from demo): the ablation, same seed and steps
+test -d $RUNS/d2 || { echo "no $RUNS/d2: run 'demo' first on this machine"; return 1; }
+for c in no-contrastive contrastive; do
+    step rl_$c 280 python3 rl.py $DEMO --init-from $RUNS/d2 --steps 4 --tasks-per-step 8 --group-size 8 \
         --temperature 0.7 --max-new-tokens 3000 --lr 1e-4 --mu 2 --$c --out $RUNS/rl_$c
     python3 bench/demo/policy.py report $RUNS/rl_$c > $OUT/report_$c.md 2>&1
+    cp $RUNS/rl_$c/progress.png $OUT/progress_$c.png 2>/dev/null
 done
 }
 
-"${1:?usage: bash bench/gpu_session.sh proof|training|baselines|demo}"
+"${1:?usage: bash bench/gpu_session.sh proof|training|baselines|demo|demo_rl}"
