@@ -199,6 +199,22 @@ def test_ssl_resume_is_exact(relu_writer, tmp_path):
     assert moments and all(torch.equal(x, y) for x, y in moments)
 
 
+def test_collect_resume_starts_over(relu_writer, tmp_path):
+    """collect keeps no checkpoint: --resume (after a crash, say) starts over and ends as the first run did, with one
+    record per attempt and one log line per task, not the first run's appended to."""
+    out = tmp_path / "collect"
+    flags = ["--stage", "collect", "--init-from", str(relu_writer), "--task", "cpu/relu,cpu/add_mul",
+             "--collect-attempts", "2", "--collect-successes", "1", "--group-size", "2", "--max-new-tokens", "120",
+             "--eval-time-budget", "0", "--device", "cpu"]
+    rl.run(rl.parse_config(flags + ["--out", str(out)]))
+    first = [(r["task"], r["code"], r["result"]["status"]) for r in rl.read_jsonl(out / "collected.jsonl")]
+    rl.run(rl.parse_config(["--resume", "--out", str(out)]))
+    again = [(r["task"], r["code"], r["result"]["status"]) for r in rl.read_jsonl(out / "collected.jsonl")]
+    assert again == first and [t for t, _, _ in first] == ["cpu/relu"] + ["cpu/add_mul"] * 2
+    assert [(r["task"], r["attempts"], r["successes"]) for r in rl.read_jsonl(out / "log.jsonl")] == [
+        ("cpu/relu", 1, 1), ("cpu/add_mul", 2, 0)]
+
+
 def test_init_from_carries_weights_and_database(ssl_round, tmp_path):
     """rl --init-from the ssl folder: the run starts from its weights (a step whose advantages are all zero does not
     update, so the checkpoint must equal them exactly) and its database holds the ssl round's success."""
