@@ -1123,8 +1123,17 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
                   samples=clock if o.keep_samples else None, phases=phases)
 
 
+def _quiet_broken_pipes(kind, value, tb):
+    """sys.excepthook for the judge: a worker killed while taking shared tensors breaks the connection of the thread
+    that hands them over (multiprocessing's resource_sharer, which prints through this hook); that is the worker's
+    verdict, not a harness error."""
+    if not issubclass(kind, (BrokenPipeError, ConnectionResetError)):
+        sys.__excepthook__(kind, value, tb)
+
+
 def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, ext_dirs, env, logdir):
     _seal(secret=True)
+    sys.excepthook = _quiet_broken_pipes
     torch.set_grad_enabled(False)
     if device.startswith("cuda") and torch.device(device).index is not None:
         torch.cuda.set_device(torch.device(device))  # no context on any other GPU
