@@ -201,7 +201,8 @@ class Result:
     max_err: float | None = None     # worst error / tolerance seen on the correctness sets (<= 1 passes)
     rounds: int = 0
     seconds: float = 0.0
-    phases: dict | None = None       # seconds in the judge per phase: setup (builds, imports), check, profile, time
+    phases: dict | None = None       # seconds per phase: the judge's setup (builds, imports), check, profile,
+                                     # time; the caller's spawn (3 processes) and exit (their kill and join)
     device: str = ""                 # where it was evaluated (evaluate_many spreads over every visible GPU)
     samples: dict | None = None      # with keep_samples: {"ref"|"cand": [(events', worker's, judge's ms), ...]}
 
@@ -1243,8 +1244,9 @@ def _run_judge(ref_src, cand_src, device, o, logdir):
     judge_p = ctx.Process(target=_judge_main, name="cudal1-judge", args=(
         tx, pipes["reference"][0], pipes["candidate"][0], ref_src, cand_src, device, asdict(o),
         (_build_dir(ref_src, device), _build_dir(cand_src, device)), _env(), logdir))
-    procs = [*workers.values(), judge_p]
+    procs, t0 = [*workers.values(), judge_p], _perf()
     _start(procs)
+    spawn = _perf() - t0
     for conn in (tx, *pipes["reference"], *pipes["candidate"]):
         conn.close()
     try:
@@ -1255,7 +1257,10 @@ def _run_judge(ref_src, cand_src, device, o, logdir):
     except EOFError:
         res = Result("runtime_error", "harness: the judge process died", "harness")
     finally:
+        t0 = _perf()
         _stop(procs)
+    if res.phases is not None:  # the caller's side of the process costs (the judge's own phases come before)
+        res.phases.update(spawn=round(spawn, 3), exit=round(_perf() - t0, 3))
     code = workers["candidate"].exitcode
     if res.check == "crash" and code is not None and code < 0:
         res.reason += f" (killed by signal {-code})"

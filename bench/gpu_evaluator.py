@@ -184,7 +184,8 @@ def print_batch(b):
             phases[k] = phases.get(k, 0.0) + v
     other = sum(secs) - sum(phases.values())
     print("where evaluation time goes (summed over evaluations): " + ", ".join(
-        f"{k} {v:.0f} s" for k, v in phases.items()) + f", process start/stop + static checks {other:.0f} s")
+        f"{k} {v:.0f} s" for k, v in phases.items()) + f", the rest (the judge starting, static checks, the answer) "
+        f"{other:.0f} s")
     print("GPU busy fraction (nvidia-smi utilization, mean over the evaluations): "
           + (", ".join(f"GPU{i} {u:.2f}" for i, u in sorted(b["busy"].items())) or "not sampled"))
 
