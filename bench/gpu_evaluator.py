@@ -80,17 +80,17 @@ class GpuBusy:
         return {i: statistics.mean(u) / 100 for i, u in per.items()}
 
 
-PARTIAL = Path(os.environ.get("OUT", ".")) / "partial.jsonl"
+PARTIAL = [Path(os.environ.get("OUT", ".")) / "partial.jsonl"]  # main() puts it beside --out
 
 
 def saver(items, section):
-    """on_result for evaluate_many: each result as one line of $OUT/partial.jsonl and one printed line, as it comes
+    """on_result for evaluate_many: each result as one line of partial.jsonl (beside --out) and one printed line, as it comes
     (a run cut short by a time limit keeps what it measured)."""
     lock = threading.Lock()
 
     def save(i, r):
         who = {k: v for k, v in items[i].items() if k not in ("ref", "cand")}
-        with lock, open(PARTIAL, "a") as f:
+        with lock, open(PARTIAL[0], "a") as f:
             f.write(json.dumps(dict(section=section, **who, **r.to_dict())) + "\n")
             print(f"{section} {json.dumps(who)}: {r.status} {r.check} ratio {fmt(r.speedup)} "
                   f"({r.seconds:.1f} s, {r.phases})", flush=True)
@@ -237,6 +237,7 @@ def main():
     ap.add_argument("--time-budget-s", type=float, default=0.5)
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gpu_evaluator.json"))
     a = ap.parse_args()
+    PARTIAL[0] = Path(a.out).parent / "partial.jsonl"
     opts = dict(time_budget_s=a.time_budget_s)
     devices = a.devices.split(",") if a.devices else E.gpus(a.device)
     report = {}
