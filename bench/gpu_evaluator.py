@@ -84,8 +84,8 @@ PARTIAL = [Path(os.environ.get("OUT", ".")) / "partial.jsonl"]  # main() puts it
 
 
 def saver(items, section):
-    """on_result for evaluate_many: each result as one line of partial.jsonl (beside --out) and one printed line, as it comes
-    (a run cut short by a time limit keeps what it measured)."""
+    """on_result for evaluate_many: each result as one line of partial.jsonl (beside --out) and one printed line, as
+    it comes (a run cut short by a time limit keeps what it measured)."""
     lock = threading.Lock()
 
     def save(i, r):
