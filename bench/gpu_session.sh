@@ -24,7 +24,7 @@ TINY="--model tiny --device $DEVICE --task $L1 --max-new-tokens 128 --group-size
 SMOKE=failures/cuda_illegal_memory_access,honest/cuda_l2_bias_gelu,hacks/cuda_side_stream,honest/cuda_triton_softplus
 
 proof() {
-# a few CUDA files first: if the evaluator's process setup (_seal) broke CUDA, say so in ~1 min and stop
+# a few CUDA files first: if the process setup (_seal, _stay_in_group, _serve_only) broke CUDA, stop in ~1 min
 step smoke 60 $GE --corpus "$SMOKE" --repeats 0 --identity '' --out $OUT/smoke.json
 grep -q '^MISMATCH\|^Traceback' "$OUT/smoke.md" || ! grep -q 'as expected' "$OUT/smoke.md" && {
     echo "smoke failed: stopping"; tail -n 60 "$OUT/stderr.log"; return 1; }
