@@ -676,7 +676,7 @@ def _serve_only(caller):
         if pid == caller or os.getpid() != server:  # the processes it forks inherit this: there it is not a request
             return recvfds(sock, size)
         try:
-            Path(tempfile.gettempdir(), f"cudal1-refused-{os.getpid()}-{os.getpgid(pid)}").touch()
+            _refusal_note(os.getpid(), os.getpgid(pid)).touch()
             os.kill(pid, signal.SIGKILL)
         except OSError:  # gone already
             pass
@@ -684,10 +684,15 @@ def _serve_only(caller):
     reduction.recvfds = checked
 
 
+def _refusal_note(forkserver, pgid):
+    return Path(tempfile.gettempdir(), f"cudal1-refused-{forkserver}-{pgid}")
+
+
 def _refusal(pgid):
-    """The verdict if the forkserver refused a fork to this process group (and killed the requester), else None."""
+    """The verdict if the forkserver (the judge's parent) refused a fork to this process group (and killed the
+    requester), else None."""
     try:
-        Path(tempfile.gettempdir(), f"cudal1-refused-{os.getppid()}-{pgid}").unlink()  # read once
+        _refusal_note(os.getppid(), pgid).unlink()  # read once
     except OSError:
         return None
     return Verdict("rejected", "background_process", "the candidate asked the evaluator's forkserver for a process "
@@ -867,7 +872,11 @@ def _err(x, o):
         x, o = x[fin], o[fin]
     dtype = torch.promote_types(torch.promote_types(x.dtype, o.dtype), torch.float32)
     x, o = x.to(dtype), o.to(dtype)
-    return float(((x - o).abs() / (_rms(o) + o.abs() + 1e-30)).max())
+    return _rel_err(x, o, _rms(o))
+
+
+def _rel_err(x, o, rms):
+    return float(((x - o).abs() / (rms + o.abs() + 1e-30)).max())
 
 
 def _rms(o):
@@ -916,10 +925,9 @@ def _replays(c, want, idx, earlier, tol):
     call's? Twice the tolerance: the earlier answers are the reference's own outputs, which sit up to one tolerance
     from the float64 answer the candidate is checked against. (A replay need not repeat the earlier answer bit for
     bit: a CUDA graph replaying its first input rounds differently from the reference's eager kernels.)"""
-    def err(x, v, rms):
-        return float(((x - v).abs() / (rms + v.abs() + 1e-30)).max())
     now = c.flatten()[idx].double()
-    return err(now, *_fingerprint([want], [idx])[0]) > 2 * tol and any(err(now, *fp) <= 2 * tol for fp in earlier)
+    return (_rel_err(now, *_fingerprint([want], [idx])[0]) > 2 * tol
+            and any(_rel_err(now, *fp) <= 2 * tol for fp in earlier))
 
 
 def speedup_kind(ref_prof, cand_prof, cand_src, cuda):
