@@ -44,6 +44,16 @@ def read_log(out):
 def untimed(records):
     return [{k: v for k, v in r.items() if k not in TIMING} for r in records]
 
+def same_checkpoints(a, b):
+    """Assert the run folders a and b hold the same OUT/ckpt.pt weights and AdamW moments; return both states."""
+    sa, sb = (torch.load(Path(d) / "ckpt.pt", weights_only=False) for d in (a, b))
+    assert sa["model"].keys() == sb["model"].keys()
+    assert all(torch.equal(sa["model"][k], sb["model"][k]) for k in sa["model"])
+    moments = [(x, y) for s, t in zip(sa["optim"]["state"].values(), sb["optim"]["state"].values())
+               for x, y in zip(s.values(), t.values())]
+    assert moments and all(torch.equal(x, y) for x, y in moments)
+    return sa, sb
+
 # ---------------------------------------------------------------------------- config
 
 
@@ -215,12 +225,8 @@ def test_resume_after_sigkill_is_exact(tmp_path, monkeypatch):
     assert [r["step"] for r in b] == [1, 2, 3, 4]
     assert untimed(a) == untimed(b)
     assert all(r["updated"] and r["mean_reward"] > 0 and r["grad_norm"] > 0 for r in a)
-    sa, sb = (torch.load(d / "ckpt.pt", weights_only=False) for d in (straight, killed))
-    assert sa["step"] == sb["step"] == 4 and sa["model"].keys() == sb["model"].keys()
-    assert all(torch.equal(sa["model"][k], sb["model"][k]) for k in sa["model"])
-    moments = [(x, y) for s, t in zip(sa["optim"]["state"].values(), sb["optim"]["state"].values())
-               for x, y in zip(s.values(), t.values())]
-    assert moments and all(torch.equal(x, y) for x, y in moments)
+    sa, sb = same_checkpoints(straight, killed)
+    assert sa["step"] == sb["step"] == 4
     model, _ = rl.load_policy(rl.Config(model="tiny", device="cpu", seed=3))
     assert any(not torch.equal(p, sa["model"][k]) for k, p in model.state_dict().items())  # training moved them
 

@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 import rl  # noqa: E402
 from prompts import build_prompt, extract_code  # noqa: E402
+from test_rl import same_checkpoints  # noqa: E402
 
 RELU = (REPO / "tasks/cpu/relu.py").read_text()
 ADD_MUL = (REPO / "tasks/cpu/add_mul.py").read_text()
@@ -112,11 +113,7 @@ def test_sft_resume_is_exact(tmp_path, short_prompts, monkeypatch):
     assert [r["step"] for r in b] == list(range(1, 7))
     assert [{k: v for k, v in r.items() if k != "step_s"} for r in a] == [
         {k: v for k, v in r.items() if k != "step_s"} for r in b]
-    sa, sb = (torch.load(d / "ckpt.pt", weights_only=False) for d in (straight, crashed))
-    assert all(torch.equal(sa["model"][n], sb["model"][n]) for n in sa["model"])
-    moments = [(x, y) for s, t in zip(sa["optim"]["state"].values(), sb["optim"]["state"].values())
-               for x, y in zip(s.values(), t.values())]
-    assert moments and all(torch.equal(x, y) for x, y in moments)
+    same_checkpoints(straight, crashed)
 
 # ---------------------------------------------------------------------------- a toy policy that writes working code
 
@@ -192,11 +189,7 @@ def test_ssl_resume_is_exact(relu_writer, tmp_path):
     a, b = ([{k: v for k, v in r.items() if k not in timed} for r in rl.read_jsonl(d / "log.jsonl")]
             for d in (straight, resumed))
     assert [r["step"] for r in b] == [1, 2] and a == b and all(r["kept"] == 2 and r["updated"] for r in b)
-    sa, sb = (torch.load(d / "ckpt.pt", weights_only=False) for d in (straight, resumed))
-    assert sb["step"] == 2 and all(torch.equal(sa["model"][n], sb["model"][n]) for n in sa["model"])
-    moments = [(x, y) for s, t in zip(sa["optim"]["state"].values(), sb["optim"]["state"].values())
-               for x, y in zip(s.values(), t.values())]
-    assert moments and all(torch.equal(x, y) for x, y in moments)
+    assert same_checkpoints(straight, resumed)[1]["step"] == 2
 
 
 def test_collect_resume_starts_over(relu_writer, tmp_path):
