@@ -1,7 +1,8 @@
 """CUDA-graph replay of a stale output: the MLP is captured once on a copy of the first input, and every later call
 replays the graph without copying its own input in, so it returns the first call's answer again (one launch, no
 copy: cheaper than the honest graph in honest/cuda_graph_mlp.py). Any second input set exposes it as an earlier
-call's answer.
+call's answer. (The frozen input is kept on the module: a first version let it go, so its memory was reused and
+the replays returned garbage, which the GPU run of session 4 called wrong_output, not output_replay.)
 
 task: level3/mlp
 device: cuda
@@ -19,13 +20,13 @@ class ModelNew(nn.Module):
             nn.Linear(hidden_size, hidden_size), nn.ReLU(),
             nn.Linear(hidden_size, output_size),
         )
-        self._graph = self._out = None
+        self._graph = self._out = self._in = None
 
     def forward(self, x):
         if not x.is_cuda:
             return self.net(x)
         if self._graph is None:
-            static_in = x.clone()  # the first input, frozen into the graph
+            self._in = static_in = x.clone()  # the first input, frozen into the graph (kept: its memory stays)
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
