@@ -8,7 +8,8 @@ the caller starts them and waits; the *judge* (trusted, never runs candidate cod
 input from secret seeds, computes a float64 oracle, owns the clock and gives the verdict; two *workers* run the same
 harness code, one holding the reference `Model`, one the candidate `ModelNew`. The judge writes inputs into shared
 buffers both workers read; a worker answers a call only once forward has returned, the whole device is synchronised
-and the output is checked and copied into buffers the judge owns. CUDA events measure forward on its stream; the
+and the output is checked and copied into buffers the judge owns. CUDA events measure forward on its stream, from
+the end of a hold that fills every SM while forward launches (GPU time, not the CPU's launch latency); the
 worker's clock (to the end of the device-wide synchronize) and the judge's (stopped by the answer) charge anything
 else the candidate spent beyond what the reference usually spends there.
 Workers (and anything they start) are killed at the end: nothing a candidate changes reaches the next evaluation.
@@ -38,8 +39,8 @@ Protects against (the check's name starts `reason`):
     changed global flags: TF32, cuDNN, matmul precision, threads, default dtype (`backend_flags`). Checked after
     construction, after the correctness gate and at the end; a torch function or dispatch mode still active when
     forward returns (it would run inside the harness' copy-out), and any replaced attribute of torch.Tensor, the
-    builtins or the harness (a patch forward installs and the harness' next step undoes), after every call. The
-    reference runs in another process anyway.
+    builtins, the harness or the worker object itself (its flush buffer, hold, buffers: reachable through gc), after
+    every call. The reference runs in another process anyway.
  8. input tricks: inputs are written by the judge and compared after every candidate call (`input_mutation`); a size
     constant of the reference redefined in the candidate module, at import or later (`shape_globals`), is rejected;
     the candidate never sees the reference module, the seeds or the expected outputs, and cannot read them from
@@ -65,13 +66,16 @@ Does not protect against:
     incomplete at the answer; a thread that launches GPU work just before its worker is stopped is not seen.
  6. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
     A candidate that runs other ops while profiled than while timed can choose its `speedup_kind`.
- 7. timing noise between the two processes: on an H200 identical code scored within +-2% on 47 of 49 tasks, and
-    a kernel evaluated twice varied up to 3.5% by CUDA events (bench/RESULTS.md section 5).
+ 7. timing noise between the two processes (bench/RESULTS.md sections 5-6). Without Triton (CUDA) there is no
+    hold, and the events include the CPU's launch latency, which varies between processes (3-34% seen for
+    0.1-0.3 ms kernels). The hold blocks other streams' kernels, not copy engines: an unjoined stream's
+    cudaMemcpyAsync can run during it.
  8. hidden work after forward smaller than half the reference's own overhead there (`charge`).
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
  1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), not atol=rtol=1e-2.
- 2. timing: CUDA events around forward on its stream (on CPU the worker's clock), plus what the worker's clock saw
+ 2. timing: CUDA events around forward on its stream after a GPU hold of 0.5 ms that covers the launch (on CPU
+    the worker's clock), plus what the worker's clock saw
     beyond them up to a device-wide synchronize, plus what the judge's clock saw beyond the worker's, each excess
     above the reference's usual (`charge`); median over paired rounds in random order, L2 flushed; no variance
     gate or 3x re-check (the spread is reported instead).
@@ -394,6 +398,39 @@ def _persisting_l2():
     return size.value
 
 
+HOLD_NS = 500_000  # the hold before every timed call on CUDA: longer than most forwards take to launch
+
+
+def _hold_kernel(ns):  # every thread spins on the GPU's clock for ns (made a Triton kernel by _gpu_hold)
+    t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+    t = t0
+    while t - t0 < ns:
+        t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+def _gpu_hold(device):
+    """fn(ns) that queues, on the current stream, a kernel holding every SM (two blocks of 1024 threads each: all
+    thread slots) for ns; None without Triton or if it fails here.
+
+    Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process
+    (the same kernel, timed from an idle GPU, varied 3-34% between fresh processes on an H200, 0.1-0.2% behind a
+    hold: bench/RESULTS.md section 6), and, the SMs being full, no kernel the candidate puts on another stream can
+    run during it (a stream-local sleep would let an unjoined fork do its work for free)."""
+    try:
+        import triton
+        globals()["tl"] = importlib.import_module("triton.language")  # the name _hold_kernel's body uses
+        kernel = triton.jit(_hold_kernel)
+        grid = (2 * torch.cuda.get_device_properties(device).multi_processor_count,)
+
+        def hold(ns):
+            kernel[grid](ns, num_warps=32)
+        hold(1000)  # compiles (cached on disk after the first process)
+        _device_sync(device)
+        return hold
+    except Exception:  # no Triton, or it cannot build here: timed calls start from an idle GPU, launch included
+        return None
+
+
 def _flags():
     """Global settings that change numerics or speed; a candidate must not touch them."""
     b = torch.backends
@@ -423,7 +460,7 @@ class Worker:
 
     def __init__(self, device):
         self.device, self.cuda = device, device.startswith("cuda")
-        self.model = self.flush_buf = None
+        self.model = self.flush_buf = self.hold = None
         torch.set_grad_enabled(False)
 
     def build(self, src, ext_dir, env, name="candidate", path=None):
@@ -448,6 +485,7 @@ class Worker:
             torch.ones(1, device=self.device).sum().item()  # the CUDA context exists before the baselines
             l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
             self.flush_buf = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=self.device)
+            self.hold = _gpu_hold(self.device)  # before any candidate code: its own kernel
         (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
         os.environ.update(env)
         for name in ("torch.utils.cpp_extension", "torch._dynamo"):  # before the baselines, as their imports change
@@ -475,14 +513,25 @@ class Worker:
         self.guard = [(name, o, dict(vars(o))) for name, o in (
             ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase), ("builtins", builtins),
             ("harness", sys.modules[__name__]), ("Worker", Worker))]
+        self._own()
+
+    def _own(self):
+        """The guard's copy of this worker's own attributes (its flush buffer, hold, buffers...), taken again each
+        time the harness sets one; a candidate that swaps one (found through gc) is `monkeypatch`."""
+        self.guard[5:] = [("worker", self, dict(vars(self)))]
 
     def buffers(self, stage):
         self.stage = stage  # two lists of forward arguments; their tensors live in memory shared with the judge
         self.in_ranges = [(t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
                           for args in stage for t in args if isinstance(t, torch.Tensor)]
+        self._own()
 
     def outputs(self, recv):
         self.recv = recv  # tensors shared with the judge, one per output
+        self._own()
+
+    def held(self):
+        return self.hold is not None
 
     def shapes(self, b):
         out = self.model(*self.stage[b])
@@ -505,15 +554,22 @@ class Worker:
                 self.flush_buf.zero_()
             _device_sync(self.device)
 
-    def run(self, b, probe=False):
+    def run(self, b, probe=False, hold=False):
         """One call: forward, a device-wide synchronize (side streams count), then the output checked and copied
         into the judge's buffers, all before the answer that stops the judge's clock. Returns (CUDA events' ms on
-        the current stream, host ms up to the end of the device-wide synchronize, ...); on CPU both are the host's."""
+        the current stream, host ms up to the end of the device-wide synchronize, ...); on CPU both are the host's.
+        hold (timed calls, CUDA): the GPU is held (_gpu_hold) while forward launches; the events start after it,
+        and the host's ms leave out its length."""
         threads = set(threading.enumerate())
-        if self.cuda:
-            stream, ev = _cuda_stream(), (_Event(enable_timing=True), _Event(enable_timing=True))
-            _record(ev[0], stream)
+        hold = hold and self.hold is not None
         t0 = _perf()
+        if self.cuda:
+            stream, ev = _cuda_stream(), [_Event(enable_timing=True) for _ in range(3)]
+            if hold:
+                _record(ev[2], stream)
+                self.hold(HOLD_NS)
+            _record(ev[0], stream)
+        t0 = t0 if hold else _perf()
         out = self.model(*self.stage[b])
         if self.cuda:
             _record(ev[1], stream)
@@ -524,7 +580,7 @@ class Worker:
             stream.synchronize()
             snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
         _device_sync(self.device)  # a C function held since import: no patch reaches it
-        ms = ((_perf() if self.cuda else t1) - t0) * 1e3
+        ms = ((_perf() if self.cuda else t1) - t0) * 1e3 - (_elapsed(ev[2], ev[0]) if hold else 0.0)
         gpu_ms = _elapsed(ev[0], ev[1]) if self.cuda else ms
         self._guard()  # the harness' own 0.1-0.3 ms: off the worker's clock (the judge's clock still runs)
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
@@ -546,7 +602,7 @@ class Worker:
         if probe:
             self._probe(outs, snap)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())  # by this call, still running
-        return gpu_ms, ms, alias, started
+        return gpu_ms, ms, alias, started, (_elapsed(ev[2], ev[0]) if hold else 0.0)
 
     def _guard(self):
         """Raise if forward left a torch function or dispatch mode active or replaced anything the harness touches
@@ -555,7 +611,7 @@ class Worker:
             raise Verdict("rejected", "monkeypatch", "forward left a torch function or dispatch mode active")
         changed = [f"{name}.{k}" for name, o, before in self.guard for now in (vars(o),)  # `is`: no candidate
                    for k in before.keys() | now.keys()                                   # __eq__ runs here
-                   if before.get(k) is not now.get(k) and not _torch_own(now.get(k))]
+                   if before.get(k) is not now.get(k) and (o is self or not _torch_own(now.get(k)))]
         if changed:
             raise Verdict("rejected", "monkeypatch", f"forward replaced {', '.join(sorted(changed)[:8])}")
 
@@ -805,13 +861,14 @@ class _Remote:
         self.send(*msg)
         return self.reply(timeout)
 
-    def timed(self, b):
+    def timed(self, b, hold):
         """((events' ms, worker's ms, judge's ms), output aliases an input, threads it left running) for one call.
-        The judge's clock stops only when the output is checked and in the judge's buffers: no work hides after it."""
+        The judge's clock stops only when the output is checked and in the judge's buffers: no work hides after it;
+        it leaves out the GPU hold before forward (as the worker reports it, never more than HOLD_NS)."""
         self("prep")
         t0 = _perf()
-        gpu_ms, ms, alias, started = self("run", b)
-        return (gpu_ms, ms, (_perf() - t0) * 1e3), alias, started
+        gpu_ms, ms, alias, started, held = self("run", b, False, hold)
+        return (gpu_ms, ms, (_perf() - t0) * 1e3 - min(held, HOLD_NS / 1e6)), alias, started
 
     def _fail(self, status, check, reason):
         if self.role == "reference":  # never blame the candidate for the reference's failure
@@ -950,7 +1007,8 @@ def _spread(xs):
 def charge(clock):
     """(ref ms, cand ms, ref spread, cand spread) from each side's (events', worker's, judge's ms) per timed call.
 
-    A call costs what the CUDA events on its stream saw (the precise clock; on CPU the worker's clock). Two gaps
+    A call costs what the CUDA events on its stream saw (the precise clock, started when the hold before forward
+    ends, so GPU time; on CPU the worker's clock). Two gaps
     surround it: the worker's clock to the end of a device-wide synchronize (unjoined side streams) and the judge's
     clock to the answer (work hidden between forward and the answer). Each differs between two processes running
     the same code by a few to tens of us, so the candidate is charged only the part of its median gap above 1.5x the
@@ -1018,12 +1076,13 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     cand("buffers", stage)
     cand("outputs", recv[1])
     audit()  # what importing and constructing the candidate changed, before it is ever called
+    hold = ref("held") and cand("held")  # timed calls behind a GPU hold on both sides or on neither
     lap("setup")
     idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in recv[0]]
 
     def call(w, b, xs, where, probe=True):
         """One untimed call; then the judge checks the inputs are intact and the output is the worker's own."""
-        _, _, alias, started = w("run", b, probe)
+        _, _, alias, started, _ = w("run", b, probe)
         if not _intact(stage[b], xs):
             who = "the reference modifies its inputs; fix the task" if w is ref else "the candidate modified its inputs"
             raise Verdict("runtime_error" if w is ref else "rejected", "reference" if w is ref else "input_mutation",
@@ -1084,6 +1143,8 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     errors = [p["error"] for p in profs if "error" in p]
     kind = f"unknown ({errors[0]})" if errors else speedup_kind(*profs, cand_src, device.startswith("cuda"))
     note = ("custom kernel built but never ran; " if profs[1]["has_ext"] and kind != "custom_kernel" else "")
+    if device.startswith("cuda") and not hold:
+        note += "timed without the GPU hold (no Triton?): the CPU's launch latency is included; "
 
     lap("profile")
     # warm-up, then paired rounds in random order, each with fresh inputs in reused buffers, each output checked
@@ -1102,7 +1163,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
             other = cand_pid if side == "ref" else ref_pid
             _signal_group(other, signal.SIGSTOP)  # the other side's threads and processes cannot run meanwhile
             try:
-                ms, *flags[side] = (ref if side == "ref" else cand).timed(b)
+                ms, *flags[side] = (ref if side == "ref" else cand).timed(b, hold)
             finally:
                 _signal_group(other, signal.SIGCONT)
             got[side] = [r.clone() for r in recv[side == "cand"]]  # the answer as it stood when the clock stopped

@@ -21,7 +21,7 @@ L1=level1/relu_large,level1/elu,level1/gelu_erf,level1/softplus,level1/mean_dim1
 TINY="--model tiny --device $DEVICE --task $L1 --max-new-tokens 128 --group-size 4"
 
 # quick CUDA files (torch.compile's first compile, 68 s, is left to the corpus step)
-SMOKE=failures/cuda_illegal_memory_access,honest/cuda_l2_bias_gelu,hacks/cuda_side_stream,honest/cuda_triton_softplus
+SMOKE=failures/cuda_illegal_memory_access,honest/cuda_l2_bias_gelu,hacks/cuda_side_stream,honest/cuda_fork_without_wait
 
 proof() {
 # a few CUDA files first: if the process setup (_seal, _stay_in_group, _serve_only) broke CUDA, stop in ~1 min

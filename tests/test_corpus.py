@@ -9,6 +9,8 @@ Each corpus file is a candidate module whose docstring carries machine-readable 
                                           leaves it out of the GPU run)
     same_as_reference: true               optional; the evaluator must see the reference's own code
     speedup_kind: framework_ops           optional; for a hack that passes but must not be labelled custom_kernel
+    max_speedup: 1.1                      optional; an ok candidate that must not score above this (a trick the
+                                          timing must give nothing)
     evaluator_gap: <what slips through>   optional; a known hole in the evaluator: the test is a strict xfail
                                           until the evaluator is fixed (then XPASS fails: delete the line);
                                           "evaluator_gap: flaky: ..." for a hole that shows only on some runs
@@ -31,7 +33,8 @@ import evaluator  # noqa: E402
 CORPUS = Path(__file__).resolve().parent / "corpus"
 TASKS = ROOT / "tasks"
 FILES = sorted(CORPUS.glob("*/*.py"))
-HEADER_KEYS = ("task", "expect", "device", "cpu_only", "same_as_reference", "speedup_kind", "evaluator_gap")
+HEADER_KEYS = ("task", "expect", "device", "cpu_only", "same_as_reference", "speedup_kind", "evaluator_gap",
+               "max_speedup")
 # The defaults' timing budget is for measuring; here every verdict comes from the checks, and >= 13 checked calls
 # (4 correctness sets, 3 warm-ups, 10 rounds) reach every phase. A hang costs call_timeout_s, not the default 60 s.
 # C++ builds are cached by the evaluator under a hash of the source (~/.cache/cudal1/builds), so reruns skip them.
@@ -49,6 +52,7 @@ def header(path):
     return {"task": found["task"], "status": status, "check": check.strip() or None,
             "device": found.get("device", "cpu"), "same_as_reference": found.get("same_as_reference") == "true",
             "gap": found.get("evaluator_gap"), "kind": found.get("speedup_kind"),
+            "max_speedup": float(found.get("max_speedup", "inf")),
             "first_line": parts[1].strip().splitlines()[0]}
 
 
@@ -94,6 +98,7 @@ def test_corpus_file(path):
                                   else "framework_ops"), describe(r) + f" kind={r.speedup_kind}"
         if own and h["kind"]:
             assert "custom kernel built but never ran" in r.reason, describe(r)
+        assert r.speedup <= h["max_speedup"], f"{file_id(path)} must gain nothing: {describe(r)}"
     else:
         assert not r.correct, describe(r)
         assert r.check == h["check"], f"{file_id(path)}: expected check {h['check']}, got {describe(r)}"
