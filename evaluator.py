@@ -26,9 +26,10 @@ Protects against (the check's name starts `reason`):
     input (`output_storage`), and not change after forward returned or after the call answered (`side_stream` on
     CUDA, `background_thread`).
  5. work the clock does not see, or that slows the other side: side streams (the device-wide synchronize is inside
-    the span); threads and processes of one worker cannot run while the other is timed (its process group is
-    stopped, SIGSTOP/SIGCONT), and nothing it starts can leave that group (setsid and setpgid are denied by
-    seccomp); processes of the group still running at an audit are `background_process`, and so is asking the
+    the span; a timed call starts behind a hold of every SM, so a stream that never waits for forward's stream
+    cannot work before the clock); threads and processes of one worker cannot run while the other is timed (its
+    process group is stopped, SIGSTOP/SIGCONT), and nothing it starts can leave that group (setsid and setpgid are
+    denied by seccomp); processes of the group still running at an audit are `background_process`, and so is asking the
     evaluator's forkserver for a process (it forks for its caller only); work deferred into the harness is charged
     (the output is copied out before the judge's clock stops).
  6. caching and phase tricks: every timed call gets fresh input content in reused buffers (same pointers, new
@@ -66,10 +67,12 @@ Does not protect against:
     incomplete at the answer; a thread that launches GPU work just before its worker is stopped is not seen.
  6. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
     A candidate that runs other ops while profiled than while timed can choose its `speedup_kind`.
- 7. timing noise between the two processes (bench/RESULTS.md sections 5-6). Without Triton (CUDA) there is no
-    hold, and the events include the CPU's launch latency, which varies between processes (3-34% seen for
-    0.1-0.3 ms kernels). The hold blocks other streams' kernels, not copy engines: an unjoined stream's
-    cudaMemcpyAsync can run during it.
+ 7. timing noise between the two processes: on an H200 identical code scored within +-2% on 49 of 49 tasks, and
+    15 kernels evaluated twice repeated within 1.5% (bench/RESULTS.md section 6). Without Triton (CUDA) there is
+    no hold and the events include the CPU's launch latency, which varies between processes (3-34% seen for
+    0.1-0.3 ms kernels). Work on a stream that never waits for forward's stream still starts a few microseconds
+    before the clock (honest/cuda_fork_without_wait: ~11 us, 1.09x on a 0.13 ms ReLU), and the hold holds SMs,
+    not copy engines: such a stream's cudaMemcpyAsync can run during it.
  8. hidden work after forward smaller than half the reference's own overhead there (`charge`).
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):

@@ -3,13 +3,14 @@
 # limit, so a slow one cannot starve the rest. Output: $OUT/<step>.md, $OUT/*.json, $OUT/partial.jsonl (every
 # evaluation as it finished) and $OUT/runs_logs.txt (the rl.py runs' logs; the run folders stay in $RUNS: the device
 # tool brings back only a few files).
-#   bash bench/gpu_session.sh proof       # one device call (~10 min): smoke (stops the call if the few CUDA files
-#                                         # it tries are not as expected), every corpus file, identity + CV batch
+#   bash bench/gpu_session.sh smoke       # a short call (~2 min): a few CUDA files, after process-setup changes
+#   bash bench/gpu_session.sh proof       # one device call (~10 min): every corpus file, identity + CV batch
 #   bash bench/gpu_session.sh training    # another (~9 min): stages 1-3 (issue 8), torchrun and 1 vs N GPUs (9)
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
-#   bash bench/gpu_session.sh demo        # issue 10 on the GPU: bench/demo_cuda data, sft, ssl (~9 min), then
-#   bash bench/gpu_session.sh demo_rl     # on the same warm machine: rl plain vs contrastive (~9.5 min); not yet
-#                                         # run, sizes are guesses ($RUNS, under the repo, survives between calls)
+#   bash bench/gpu_session.sh demo        # issue 10 on the GPU: bench/demo_cuda data, sft, ssl (~9.5 min), then
+#   bash bench/gpu_session.sh demo_rl     # on the same warm machine: rl plain vs contrastive, one arm per GPU
+#                                         # (~9 min); never run, sizes are guesses ($RUNS, under the repo,
+#                                         # survives between calls on a warm machine)
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -19,19 +20,24 @@ step() { local name=$1 limit=$2; shift 2; echo; echo "### $name ($(date -u +%T))
 GE="python3 bench/gpu_evaluator.py --device $DEVICE"
 L1=level1/relu_large,level1/elu,level1/gelu_erf,level1/softplus,level1/mean_dim1
 TINY="--model tiny --device $DEVICE --task $L1 --max-new-tokens 128 --group-size 4"
+NGPU=$(python3 -c "import torch; print(max(1, torch.cuda.device_count()))" 2>/dev/null || echo 1)
 
 # quick CUDA files (torch.compile's first compile, 68 s, is left to the corpus step)
 SMOKE=failures/cuda_illegal_memory_access,honest/cuda_l2_bias_gelu,hacks/cuda_side_stream,honest/cuda_fork_without_wait
 
-proof() {
-# a few CUDA files first: if the process setup (_seal, _stay_in_group, _serve_only) broke CUDA, stop in ~1 min
-step smoke 60 $GE --corpus "$SMOKE" --repeats 0 --identity '' --out $OUT/smoke.json
+smoke() {
+# a few CUDA files (~2 min on a fresh machine, builds included): worth a call of its own after a change to the
+# evaluator's process setup (_seal, _stay_in_group, _serve_only, the hold), before spending ten minutes on proof
+step smoke 150 $GE --corpus "$SMOKE" --repeats 0 --identity '' --out $OUT/smoke.json
 grep -q '^MISMATCH\|^Traceback' "$OUT/smoke.md" || ! grep -q 'as expected' "$OUT/smoke.md" && {
-    echo "smoke failed: stopping"; tail -n 60 "$OUT/stderr.log"; return 1; }
-# issue 6: every corpus file on the GPU
-step corpus 250 $GE --corpus all --repeats 0 --identity '' --out $OUT/corpus.json
-# issues 3, 6, 7: identical code over every level task, each CUDA kernel of the corpus twice (CV), throughput
-step identity 270 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' --out $OUT/identity.json
+    echo "smoke failed"; tail -n 60 "$OUT/stderr.log"; return 1; }
+}
+
+proof() {
+# issue 6: every corpus file on the GPU (271 s on a fresh x2 machine in session 5, builds included)
+step corpus 295 $GE --corpus all --repeats 0 --identity '' --out $OUT/corpus.json
+# issues 3, 6, 7: identical code over every level task, each CUDA kernel of the corpus twice (CV), throughput (241 s)
+step identity 285 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' --out $OUT/identity.json
 }
 
 training() {
@@ -44,7 +50,6 @@ step ssl 45 python3 rl.py --stage ssl $TINY --init-from $RUNS/s1 --ssl-rounds 2 
 step rl 100 python3 rl.py --stage rl $TINY --init-from $RUNS/s2 --steps 3 --tasks-per-step 5 --beta 0.01 \
     --out $RUNS/s3
 # issue 9: data-parallel RL through torchrun on every GPU (beta > 0: every step updates, so gradients all-reduce)
-NGPU=$(python3 -c "import torch; print(max(1, torch.cuda.device_count()))")
 step torchrun 60 python3 -m torch.distributed.run --nproc-per-node "$NGPU" rl.py $TINY --steps 3 --tasks-per-step 4 \
     --beta 0.01 --out $RUNS/ddp
 # issue 9: evaluation throughput, one GPU vs all of them, on the same batch (10 tasks: an even split on 2 GPUs)
@@ -61,25 +66,34 @@ step baselines 580 python3 bench/time_tasks.py --compile --task 'level1/*,level2
 
 DEMO_T=level1/relu_large,level1/gelu_erf,level1/elu,level1/softplus,level1/sum_lastdim,level1/mean_dim1
 DEMO_T=$DEMO_T,level1/rmsnorm_wide,level1/mse_loss
-DEMO="--model tiny --device $DEVICE --task $DEMO_T"
+# the longest working candidate is 5.5 KB (rmsnorm_wide/faster_row_registers): ~5,800 byte tokens with the reply's
+# sections, so --max-new-tokens 6000; the tiny model's generate costs a few ms per token per task (CPU: 3.4 ms)
+DEMO="--model tiny --device $DEVICE --task $DEMO_T --max-new-tokens 6000 --temperature 0.7"
 
-demo() {  # issue 10, first call: stage-1 data from bench/demo_cuda, then sft and one ssl round
+demo() {  # issue 10, first call: stage-1 data from bench/demo_cuda, then sft and one ssl round (sizes unmeasured)
 step data 240 python3 bench/demo_cuda/build_data.py --out $RUNS/cuda_stage1.jsonl
 cp $RUNS/cuda_stage1.jsonl $OUT/ 2>/dev/null
-step sft 120 python3 rl.py --stage sft $DEMO --data $RUNS/cuda_stage1.jsonl --steps 600 --sft-batch 8 --lr 1e-3 \
-    --ckpt-every 100 --out $RUNS/d1
-step ssl 200 python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1 --ssl-rounds 1 --group-size 8 --temperature 0.7 \
-    --max-new-tokens 3000 --lr 3e-4 --out $RUNS/d2
+step sft 150 python3 rl.py --stage sft $DEMO --data $RUNS/cuda_stage1.jsonl --steps 1500 --sft-batch 8 --lr 1e-3 \
+    --ckpt-every 100 --out $RUNS/d1  # stopped by its limit, it keeps its last checkpoint
+step ssl 180 python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1 --ssl-rounds 1 --group-size 8 --lr 3e-4 \
+    --out $RUNS/d2
 }
 
-demo_rl() {  # issue 10, second call on the same warm machine ($RUNS/d2 from demo): the ablation, same seed and steps
-test -d $RUNS/d2 || { echo "no $RUNS/d2: run 'demo' first on this machine"; return 1; }
+demo_rl() {  # issue 10, second call on the same warm machine: the ablation, same seed and steps, one arm per GPU
+local from=$RUNS/d2; test -f $from/ckpt.pt || from=$RUNS/d1  # ssl cut short: start from sft
+test -f $from/ckpt.pt || { echo "no $RUNS/d1 or d2: run 'demo' first on this machine"; return 1; }
+local i=0
+for c in no-contrastive contrastive; do  # in parallel: GPU i generates, trains and evaluates arm i
+    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c 540 python3 rl.py $DEMO --init-from $from --steps 3 \
+        --tasks-per-step 4 --group-size 8 --lr 1e-4 --mu 2 --$c --out $RUNS/rl_$c) > $OUT/rl_$c.log &
+    i=$((i + 1))
+done
+wait
 for c in no-contrastive contrastive; do
-    step rl_$c 280 python3 rl.py $DEMO --init-from $RUNS/d2 --steps 4 --tasks-per-step 8 --group-size 8 \
-        --temperature 0.7 --max-new-tokens 3000 --lr 1e-4 --mu 2 --$c --out $RUNS/rl_$c
+    tail -n 8 $OUT/rl_$c.log
     python3 bench/demo/policy.py report $RUNS/rl_$c > $OUT/report_$c.md 2>&1
     cp $RUNS/rl_$c/progress.png $OUT/progress_$c.png 2>/dev/null
 done
 }
 
-"${1:?usage: bash bench/gpu_session.sh proof|training|baselines|demo|demo_rl}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl}"
