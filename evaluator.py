@@ -72,7 +72,8 @@ Does not protect against:
     no hold and the events include the CPU's launch latency, which varies between processes (3-34% seen for
     0.1-0.3 ms kernels). Work on a stream that never waits for forward's stream still starts a few microseconds
     before the clock (honest/cuda_fork_without_wait: ~11 us, 1.09x on a 0.13 ms ReLU), and the hold holds SMs,
-    not copy engines: such a stream's cudaMemcpyAsync can run during it.
+    not copy engines: such a stream's cudaMemcpyAsync can run during it. The hold is launched through Triton's
+    Python launcher, which is not watched: patching Triton's internals could turn it into a stream-local sleep.
  8. hidden work after forward smaller than half the reference's own overhead there (`charge`).
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
@@ -463,7 +464,8 @@ class Worker:
 
     def __init__(self, device):
         self.device, self.cuda = device, device.startswith("cuda")
-        self.model = self.flush_buf = self.hold = None
+        self.model, self.owned = None, {}  # owned: the harness' own attributes, as it set them (see _own)
+        self._own(flush_buf=None, hold=None)
         torch.set_grad_enabled(False)
 
     def build(self, src, ext_dir, env, name="candidate", path=None):
@@ -487,8 +489,8 @@ class Worker:
                 torch.cuda.set_device(torch.device(self.device))
             torch.ones(1, device=self.device).sum().item()  # the CUDA context exists before the baselines
             l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
-            self.flush_buf = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=self.device)
-            self.hold = _gpu_hold(self.device)  # before any candidate code: its own kernel
+            self._own(flush_buf=torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=self.device),
+                      hold=_gpu_hold(self.device))  # before any candidate code: its own kernel
         (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
         os.environ.update(env)
         for name in ("torch.utils.cpp_extension", "torch._dynamo"):  # before the baselines, as their imports change
@@ -516,22 +518,21 @@ class Worker:
         self.guard = [(name, o, dict(vars(o))) for name, o in (
             ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase), ("builtins", builtins),
             ("harness", sys.modules[__name__]), ("Worker", Worker))]
-        self._own()
 
-    def _own(self):
-        """The guard's copy of this worker's own attributes (its flush buffer, hold, buffers...), taken again each
-        time the harness sets one; a candidate that swaps one (found through gc) is `monkeypatch`."""
-        self.guard[5:] = [("worker", self, dict(vars(self)))]
+    def _own(self, **attrs):
+        """Set attributes of the harness' own (flush buffer, hold, buffers); the guard holds them to these objects
+        from now on: a candidate that swaps one (it can find this worker through gc) is `monkeypatch`."""
+        for k, v in attrs.items():
+            setattr(self, k, v)
+        self.owned.update(attrs)
 
     def buffers(self, stage):
-        self.stage = stage  # two lists of forward arguments; their tensors live in memory shared with the judge
-        self.in_ranges = [(t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
-                          for args in stage for t in args if isinstance(t, torch.Tensor)]
-        self._own()
+        self._own(stage=stage,  # two lists of forward arguments; their tensors live in memory shared with the judge
+                  in_ranges=[(t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
+                             for args in stage for t in args if isinstance(t, torch.Tensor)])
 
     def outputs(self, recv):
-        self.recv = recv  # tensors shared with the judge, one per output
-        self._own()
+        self._own(recv=recv)  # tensors shared with the judge, one per output
 
     def held(self):
         return self.hold is not None
@@ -614,7 +615,8 @@ class Worker:
             raise Verdict("rejected", "monkeypatch", "forward left a torch function or dispatch mode active")
         changed = [f"{name}.{k}" for name, o, before in self.guard for now in (vars(o),)  # `is`: no candidate
                    for k in before.keys() | now.keys()                                   # __eq__ runs here
-                   if before.get(k) is not now.get(k) and (o is self or not _torch_own(now.get(k)))]
+                   if before.get(k) is not now.get(k) and not _torch_own(now.get(k))]
+        changed += [f"worker.{k}" for k, v in self.owned.items() if vars(self).get(k) is not v]
         if changed:
             raise Verdict("rejected", "monkeypatch", f"forward replaced {', '.join(sorted(changed)[:8])}")
 
