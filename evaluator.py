@@ -584,7 +584,8 @@ class Worker:
             stream.synchronize()
             snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
         _device_sync(self.device)  # a C function held since import: no patch reaches it
-        ms = ((_perf() if self.cuda else t1) - t0) * 1e3 - (_elapsed(ev[2], ev[0]) if hold else 0.0)
+        held = _elapsed(ev[2], ev[0]) if hold else 0.0
+        ms = ((_perf() if self.cuda else t1) - t0) * 1e3 - held
         gpu_ms = _elapsed(ev[0], ev[1]) if self.cuda else ms
         self._guard()  # the harness' own 0.1-0.3 ms: off the worker's clock (the judge's clock still runs)
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
@@ -606,7 +607,7 @@ class Worker:
         if probe:
             self._probe(outs, snap)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())  # by this call, still running
-        return gpu_ms, ms, alias, started, (_elapsed(ev[2], ev[0]) if hold else 0.0)
+        return gpu_ms, ms, alias, started, held
 
     def _guard(self):
         """Raise if forward left a torch function or dispatch mode active or replaced anything the harness touches

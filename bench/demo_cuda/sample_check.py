@@ -3,8 +3,6 @@ task; counts the samples whose code is byte for byte one of the task's working p
 
     python bench/demo_cuda/sample_check.py RUN_FOLDER DATA.jsonl [cpu|cuda]
 """
-import ast
-import json
 import sys
 import time
 from dataclasses import replace
@@ -16,10 +14,9 @@ from prompts import build_prompt, extract_code, render  # noqa: E402
 
 ckpt, data = sys.argv[1], sys.argv[2]
 device = sys.argv[3] if len(sys.argv) > 3 else "cpu"
-recs = [json.loads(l) for l in open(data)]
-keep = [r for r in recs if r["result"]["status"] == "ok" and not r["result"].get("same_as_reference")]
 cfg = replace(rl.Config(), model="tiny", device=device, init_from=ckpt, group_size=8, temperature=0.7,
-              max_new_tokens=3800, top_p=1.0)
+              max_new_tokens=3800, top_p=1.0, data=data)
+keep = rl.sft_records(cfg)  # the records sft trained on
 model, tok = rl.initial_policy(cfg)
 tot = exact = broken = 0  # broken: no code block came out of the reply (extract_code found none that parses)
 for task in sorted({r["task"] for r in keep}):
