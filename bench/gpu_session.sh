@@ -80,7 +80,7 @@ step sft 130 python3 rl.py --stage sft $DEMO --data $RUNS/cuda_stage1.jsonl --st
 step sft2 90 python3 rl.py --stage sft $DEMO --init-from $RUNS/d1 --data $RUNS/cuda_stage1.jsonl --steps 600 \
     --sft-batch 8 --lr 3e-4 --ckpt-every 100 --out $RUNS/d1b
 test -f $RUNS/d1b/ckpt.pt || cp -r $RUNS/d1 $RUNS/d1b
-step ssl 160 python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1b --ssl-rounds 1 --group-size 8 --lr 3e-4 \
+step ssl 150 python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1b --ssl-rounds 1 --group-size 8 --lr 3e-4 \
     --out $RUNS/d2
 }
 
