@@ -7,10 +7,11 @@
 #   bash bench/gpu_session.sh proof       # one device call (~10 min): every corpus file, identity + CV batch
 #   bash bench/gpu_session.sh training    # another (~9 min): stages 1-3 (issue 8), torchrun and 1 vs N GPUs (9)
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
-#   bash bench/gpu_session.sh demo        # issue 10 on the GPU: bench/demo_cuda data, sft, ssl (~9.5 min), then
+#   bash bench/gpu_session.sh demo        # issue 10, run M: bench/demo_cuda data afresh, sft, ssl (~7 min), then
 #   bash bench/gpu_session.sh demo_rl     # on the same warm machine: rl plain vs contrastive, one arm per GPU
-#                                         # (~9 min); never run, sizes are guesses ($RUNS, under the repo,
-#                                         # survives between calls on a warm machine)
+#                                         # ($RUNS, under the repo, survives between calls on a warm machine)
+#   bash bench/gpu_session.sh demo_all    # issue 10 in one call (~10 min): sft on the kept data (skipped where
+#                                         # $RUNS/d1b is carried), ssl, rl arms
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -70,26 +71,35 @@ DEMO_T=$DEMO_T,level1/rmsnorm_wide,level1/mse_loss
 # sections, so --max-new-tokens 6000; the tiny model's generate costs a few ms per token per task (CPU: 3.4 ms)
 DEMO="--model tiny --device $DEVICE --task $DEMO_T --max-new-tokens 6000 --temperature 0.7"
 
-demo() {  # issue 10, first call: stage-1 data from bench/demo_cuda, then sft (two learning rates) and one ssl round.
-# On the 2-core CPU, sft on session 4's CUDA data (6 tasks, 16 working programs) went from a loss of 5.5 per byte to
-# 0.10 in 400 steps at lr 1e-3 (2.6 s a step there); a byte model must copy 2-5 KB programs almost exactly to compile
-step data 200 python3 bench/demo_cuda/build_data.py --out $RUNS/cuda_stage1.jsonl
-cp $RUNS/cuda_stage1.jsonl $OUT/ 2>/dev/null
-step sft 130 python3 rl.py --stage sft $DEMO --data $RUNS/cuda_stage1.jsonl --steps 1000 --sft-batch 8 --lr 1e-3 \
-    --ckpt-every 100 --out $RUNS/d1  # stopped by its limit, it keeps its last checkpoint
-step sft2 90 python3 rl.py --stage sft $DEMO --init-from $RUNS/d1 --data $RUNS/cuda_stage1.jsonl --steps 600 \
-    --sft-batch 8 --lr 3e-4 --ckpt-every 100 --out $RUNS/d1b
+DEMO_DATA=bench/demo_cuda/stage1_h200_d9a6905.jsonl  # build_data.py's output on the H200 (2026-11-30, run M)
+
+demo_sft() {  # stage 1 from $1 (135 s on one H200 in run M): the loss per byte 5.5 -> ~0.004 at lr 1e-3, ~0.0015 at 3e-4
+step sft 130 python3 rl.py --stage sft $DEMO --data $1 --steps 1000 --sft-batch 8 --lr 1e-3 --ckpt-every 100 \
+    --out $RUNS/d1  # stopped by its limit, it keeps its last checkpoint
+step sft2 90 python3 rl.py --stage sft $DEMO --init-from $RUNS/d1 --data $1 --steps 400 --sft-batch 8 --lr 3e-4 \
+    --ckpt-every 100 --out $RUNS/d1b
 test -f $RUNS/d1b/ckpt.pt || cp -r $RUNS/d1 $RUNS/d1b
-step ssl 150 python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1b --ssl-rounds 1 --group-size 8 --lr 3e-4 \
-    --out $RUNS/d2
 }
 
-demo_rl() {  # issue 10, second call on the same warm machine: the ablation, same seed and steps, one arm per GPU
+demo_ssl() {  # one round of stage 2 on GPU 0 (its correctness checks too), 4 samples per task
+CUDA_VISIBLE_DEVICES=0 step ssl $1 python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1b --ssl-rounds 1 \
+    --group-size 4 --lr 3e-4 --out $RUNS/d2
+}
+
+demo() {  # issue 10, run M (first call): stage-1 data from bench/demo_cuda afresh, sft, one ssl round (cut at 150 s)
+step data 200 python3 bench/demo_cuda/build_data.py --out $RUNS/cuda_stage1.jsonl
+cp $RUNS/cuda_stage1.jsonl $OUT/ 2>/dev/null
+demo_sft $RUNS/cuda_stage1.jsonl
+demo_ssl 150
+}
+
+demo_rl() {  # issue 10: the ablation, same seed and steps, one arm per GPU; $1: each arm's limit in seconds
 local from=$RUNS/d2; test -f $from/ckpt.pt || from=$RUNS/d1b  # ssl cut short: start from sft
 test -f $from/ckpt.pt || { echo "no $RUNS/d1b or d2: run 'demo' first on this machine"; return 1; }
+echo "rl from $from"
 local i=0
 for c in no-contrastive contrastive; do  # in parallel: GPU i generates, trains and evaluates arm i
-    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c 540 python3 rl.py $DEMO --init-from $from --steps 3 \
+    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c ${1:-540} python3 rl.py $DEMO --init-from $from --steps 3 \
         --tasks-per-step 4 --group-size 8 --lr 1e-4 --mu 2 --$c --out $RUNS/rl_$c) > $OUT/rl_$c.log &
     i=$((i + 1))
 done
@@ -97,8 +107,18 @@ wait
 for c in no-contrastive contrastive; do
     tail -n 8 $OUT/rl_$c.log
     python3 bench/demo/policy.py report $RUNS/rl_$c > $OUT/report_$c.md 2>&1
-    cp $RUNS/rl_$c/progress.png $OUT/progress_$c.png 2>/dev/null
+    cp $RUNS/rl_$c/log.jsonl $OUT/log_$c.jsonl 2>/dev/null
 done
+cp $RUNS/d2/log.jsonl $OUT/log_ssl.jsonl 2>/dev/null
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl}"
+demo_all() {  # issue 10 in one call (run N): sft unless $RUNS/d1b was carried (made on a CPU: bench/demo_cuda/README),
+# ssl on GPU 0 beside a generation probe on GPU 1 (run M's generate took 16-243 s per task), then the rl arms
+test -f $RUNS/d1b/ckpt.pt && echo "sft: carried $RUNS/d1b" || demo_sft $DEMO_DATA
+(export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); step gen_probe 75 python3 bench/gen_probe.py --tokens 3000) &
+demo_ssl 150
+wait
+demo_rl 420
+}
+
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|demo_all}" "${@:2}"
