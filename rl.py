@@ -447,9 +447,6 @@ def eos_ids(model, tok):
 # unset fields would be filled from the model's generation_config (e.g. Qwen's top_k=20, repetition_penalty=1.05),
 # which would sample from a distribution the loss does not score: switch them off explicitly
 PURE_SAMPLING = dict(top_k=0, min_p=0.0, typical_p=1.0, repetition_penalty=1.0, no_repeat_ngram_size=0)
-# the KV cache allocated once for prompt + max_new_tokens, not grown by a copy per token (whose cost grows with the
-# length: 6,000-token CUDA replies); disable_compile: a static cache would otherwise make generate torch.compile
-STATIC_CACHE = dict(cache_implementation="static", disable_compile=True)
 
 
 @torch.no_grad()
@@ -460,7 +457,7 @@ def generate(cfg, model, tok, prompt, seed):
     eos = eos_ids(model, tok)
     gen = GenerationConfig(do_sample=True, temperature=cfg.temperature, top_p=cfg.top_p,
                            max_new_tokens=cfg.max_new_tokens, num_return_sequences=cfg.group_size,
-                           eos_token_id=eos.tolist(), pad_token_id=tok.pad_token_id, **PURE_SAMPLING, **STATIC_CACHE)
+                           eos_token_id=eos.tolist(), pad_token_id=tok.pad_token_id, **PURE_SAMPLING)
     torch.manual_seed(seed)
     with autocast(cfg):
         out = model.generate(**enc, generation_config=gen).cpu()  # (G, P + T)

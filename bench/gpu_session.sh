@@ -10,8 +10,7 @@
 #   bash bench/gpu_session.sh demo        # issue 10, run M: bench/demo_cuda data afresh, sft, ssl (~7 min), then
 #   bash bench/gpu_session.sh demo_rl     # on the same warm machine: rl plain vs contrastive, one arm per GPU
 #                                         # ($RUNS, under the repo, survives between calls on a warm machine)
-#   bash bench/gpu_session.sh demo_all    # issue 10 in one call (~10 min): sft on the kept data (skipped where
-#                                         # $RUNS/d1b is carried), ssl, rl arms
+#   bash bench/gpu_session.sh demo_all    # issue 10 in one call (~10 min): sft on the kept data, ssl, rl arms
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -113,13 +112,14 @@ done
 cp $RUNS/d2/log.jsonl $OUT/log_ssl.jsonl 2>/dev/null
 }
 
-demo_all() {  # issue 10 in one call (run N): sft unless $RUNS/d1b was carried (made on a CPU: bench/demo_cuda/README),
-# ssl on GPU 0 beside a generation probe on GPU 1 (run M's generate took 16-243 s per task), then the rl arms
-test -f $RUNS/d1b/ckpt.pt && echo "sft: carried $RUNS/d1b" || demo_sft $DEMO_DATA
-(export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); step gen_probe 75 python3 bench/gen_probe.py --tokens 3000) &
-demo_ssl 150
+demo_all() {  # issue 10 in one call: sft on the kept data (a policy trained with --device cpu saw prompts for a CPU
+# target and wrote no working CUDA in run N), ssl on GPU 0 beside a generation probe on GPU 1 (runs M and N: a
+# process's first generate ran at ~25-40 ms per token, its later ones ~5), then the rl arms; never run as it is
+demo_sft $DEMO_DATA
+(export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); step gen_probe 90 python3 bench/gen_probe.py --tokens 2000 --calls 2) &
+demo_ssl 120
 wait
-demo_rl 420
+demo_rl 300
 }
 
 "${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|demo_all}" "${@:2}"

@@ -138,19 +138,6 @@ def test_token_logps_are_the_same_alone_and_left_padded():
             assert mask[i].sum() == n
             torch.testing.assert_close(together[i, :n], alone[0, :n], rtol=0, atol=1e-5)
 
-
-def test_the_static_cache_samples_what_the_growing_one_does(monkeypatch):
-    """generate() preallocates its KV cache (rl.STATIC_CACHE); the samples, ends and texts are the ones transformers'
-    default cache draws from the same seed, so the cache changes speed only."""
-    cfg = rl.Config(model="tiny", device="cpu", group_size=4, max_new_tokens=40, temperature=1.0)
-    model, tok = rl.load_policy(cfg)
-    static = rl.generate(cfg, model, tok, "def forward(x): return x.relu()", seed=1)
-    monkeypatch.setattr(rl, "STATIC_CACHE", {})
-    growing = rl.generate(cfg, model, tok, "def forward(x): return x.relu()", seed=1)
-    assert sorted(static["mask"].sum(1).tolist()) == [32, 40, 40, 40]  # one ended early (eos), three ran to the limit
-    assert torch.equal(static["ids"], growing["ids"]) and torch.equal(static["mask"], growing["mask"])
-    assert static["texts"] == growing["texts"]
-
 # ---------------------------------------------------------------------------- a real run
 
 
