@@ -786,7 +786,7 @@ def as_reply(code, prompt):
 
 def sft_examples(cfg, model, tok, records):
     """(prompt ids (P,), target ids (T,), mask (T,)) per record: the plain prompt; its completion (or code as a
-    reply) + eos as the target."""
+    reply) + eos as the target. The prompt names --device's target (CPU or GPU): train for the device you will use."""
     eos, examples = eos_ids(model, tok)[:1], []
     for r in records:
         prompt = render(build_prompt(r["ref_code"], device=cfg.device, contrastive=False), tok)
