@@ -16,14 +16,16 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench" / "demo"))
 import evaluator  # noqa: E402
 import rl  # noqa: E402
+from policy import compare, pooled  # noqa: E402  (bench/demo/policy.py)
 
 
 TASKS = ["cpu/relu", "cpu/loop_rownorm"]  # the policy samples slow and fast variants of both (5-50x apart)
 RL_FLAGS = ["--steps", "8", "--tasks-per-step", "2", "--group-size", "8", "--eval-time-budget", "0",
             "--ckpt-every", "0"]  # the rest (temperature, lr, mu, plain prompts) from bench/demo/policy/flags.json
-N_PAIRED, PAIRED_STEP = 24, 10**6  # samples per task for the before/after comparison, and the step its seeds are of
+N_PAIRED = 24  # samples per task for the before/after comparison (policy.compare: the same seeds for both)
 FEWER_FAILED, FASTER = 0.10, 1.2   # the margins asserted (bench/demo/README.md says what they were set from)
 
 
@@ -70,31 +72,6 @@ def demo_run(tmp_path_factory):
     return cfg, rl.read_jsonl(out / "log.jsonl"), time.time() - t0
 
 
-def pooled(recs, group_size):
-    """Failed share and mean measured speedup of the correct samples over records with a per_task field (log.jsonl's
-    steps, or task_stats of paired samples), pooled, and each task's mean speedup per record."""
-    n = sum(len(r["per_task"]) * group_size for r in recs)
-    ok = [(t["pass"] * group_size, t["mean_speedup"]) for r in recs for t in r["per_task"].values() if t["pass"]]
-    return dict(failed=1 - sum(k for k, _ in ok) / n, speedup=sum(k * m for k, m in ok) / max(sum(k for k, _ in ok), 1),
-                per_task={t.split("/")[1]: [round(r["per_task"][t]["mean_speedup"] or 0, 2) for r in recs]
-                          for t in sorted(recs[0]["per_task"])})
-
-
-def paired(cfg, policies, n=N_PAIRED):
-    """pooled() of n samples per task of each policy (a folder with ckpt.pt), all drawn with the seeds of one step
-    that training never uses: the policies see the same random numbers, so their samples differ only where the
-    policies differ. One evaluator call for all: a reply two policies both wrote is evaluated once."""
-    tasks, rollouts = rl.load_tasks(cfg), []
-    for policy in policies:
-        c = rl.replace(cfg, init_from=str(policy), group_size=n)
-        model, tok = rl.initial_policy(c)
-        prompts = rl.build_prompts(c, None, tasks, PAIRED_STEP, tok)
-        rollouts += rl.generate_all(c, model, tok, tasks, prompts, PAIRED_STEP)
-    results = rl.evaluate_all(cfg, tasks * len(policies), rollouts)  # (policy, task, sample) order
-    m = len(tasks) * n
-    return [pooled([{"per_task": rl.task_stats(tasks, results[k * m:(k + 1) * m])}], n) for k in range(len(policies))]
-
-
 def test_rl_from_the_demo_policy_writes_faster_kernels_and_fails_less(demo_run):
     cfg, log, seconds = demo_run
     assert (cfg.model, cfg.init_from, cfg.contrastive) == ("tiny", str(rl.DEMO_POLICY), False)  # the fallback
@@ -108,7 +85,7 @@ def test_rl_from_the_demo_policy_writes_faster_kernels_and_fails_less(demo_run):
               f"per task and step {n['per_task']}")
     # the measure: the shipped policy and the policy after RL, sampled with the same seeds, every sample evaluated
     t0 = time.time()
-    before, after = paired(cfg, [rl.DEMO_POLICY, cfg.out])
+    before, after = compare(cfg, [rl.DEMO_POLICY, cfg.out], N_PAIRED)
     print(f"paired, {N_PAIRED} samples per task with the same seeds ({time.time() - t0:.0f} s):")
     for name, n in (("before rl", before), ("after rl", after)):
         print(f"  {name}: failed {n['failed']:.0%}, mean speedup of correct samples {n['speedup']:.2f}x; "

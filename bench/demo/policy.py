@@ -2,6 +2,8 @@
 
     python bench/demo/policy.py export runs/demo-ssl bench/demo/policy   # weights only (fp32) and config.json
     python bench/demo/policy.py report runs/demo-rl                      # per-step table + best kernel per task
+    python bench/demo/policy.py compare bench/demo/policy runs/demo-rl -- --task cpu/relu --device cpu
+                                    # the same prompts and seeds through each policy, every sample evaluated
 
 The demo policy is what `python rl.py --task all` starts from on a machine without a GPU or without network (rl.py's
 fallback_to_demo, which loads it like --init-from, with the settings of policy/flags.json). `export` keeps ckpt.pt's
@@ -78,22 +80,69 @@ def report(run):
         rows.append(f"| {f.stem.replace('__', '/')} | {speed} | {step} | `{first}` |")
     return "\n".join(rows)
 
+# ---------------------------------------------------------------------------- compare
+
+PAIRED_STEP = 10**6  # compare() samples with this step's seeds: no run gets that far, so training never drew them
+
+
+def pooled(recs, group_size):
+    """Failed share and mean measured speedup of the correct samples over records with a per_task field (log.jsonl's
+    steps, or task_stats of paired samples), pooled, and each task's mean speedup per record."""
+    n = sum(len(r["per_task"]) * group_size for r in recs)
+    ok = [(t["pass"] * group_size, t["mean_speedup"]) for r in recs for t in r["per_task"].values() if t["pass"]]
+    return dict(failed=1 - sum(k for k, _ in ok) / n, speedup=sum(k * m for k, m in ok) / max(sum(k for k, _ in ok), 1),
+                per_task={t.split("/")[1]: [round(r["per_task"][t]["mean_speedup"] or 0, 2) for r in recs]
+                          for t in sorted(recs[0]["per_task"])})
+
+
+def compare(cfg, policies, n):
+    """pooled() of n samples per task of each policy (a folder with ckpt.pt), all drawn with PAIRED_STEP's seeds:
+    the policies see the same random numbers, so their samples differ only where the policies differ. One evaluator
+    call for all: a reply two policies both wrote is evaluated once."""
+    tasks, rollouts = rl.load_tasks(cfg), []
+    for policy in policies:
+        c = rl.replace(cfg, init_from=str(policy), group_size=n)
+        model, tok = rl.initial_policy(c)
+        prompts = rl.build_prompts(c, None, tasks, PAIRED_STEP, tok)
+        rollouts += rl.generate_all(c, model, tok, tasks, prompts, PAIRED_STEP)
+    results = rl.evaluate_all(cfg, tasks * len(policies), rollouts)  # (policy, task, sample) order
+    m = len(tasks) * n
+    return [pooled([{"per_task": rl.task_stats(tasks, results[k * m:(k + 1) * m])}], n) for k in range(len(policies))]
+
+
+def compare_table(policies, stats):
+    """Markdown: one row per policy (failed share, mean speedup of its correct samples, each task's)."""
+    tasks = list(stats[0]["per_task"])
+    rows = ["| policy | failed | speedup of correct samples | " + " | ".join(tasks) + " |",
+            "|---|---|---|" + "---|" * len(tasks)]
+    for policy, s in zip(policies, stats):
+        cells = [fmt(s["per_task"][t][0] or None) for t in tasks]
+        rows.append(f"| {policy} | {s['failed']:.0%} | {fmt(s['speedup'] or None)} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
 # ---------------------------------------------------------------------------- main
 
 
 def main():
-    p = argparse.ArgumentParser(description="export the demo policy, or report an RL run", allow_abbrev=False)
+    p = argparse.ArgumentParser(description="export the demo policy, report an RL run, or compare policies", allow_abbrev=False)
     sub = p.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("export", help="weights-only copy of a stage's run folder")
     e.add_argument("run")
     e.add_argument("dest", nargs="?", default=str(rl.DEMO_POLICY))
     r = sub.add_parser("report", help="markdown table of an RL run's log.jsonl and best/")
     r.add_argument("run")
-    args = p.parse_args()
+    c = sub.add_parser("compare", help="the same prompts and seeds through each policy, every sample evaluated")
+    c.add_argument("policies", nargs="+", help="folders with ckpt.pt (a stage's run folder, or bench/demo/policy)")
+    c.add_argument("--samples", type=int, default=8, help="samples per task and policy; rl.py's flags follow --")
+    argv = sys.argv[1:] + ["--"] * ("--" not in sys.argv)  # compare's rl.py flags (--task, --device ...) after --
+    args, flags = p.parse_args(argv[:argv.index("--")]), argv[argv.index("--") + 1:]
     if args.cmd == "export":
         export(args.run, args.dest)
-    else:
+    elif args.cmd == "report":
         print(report(args.run))
+    else:
+        cfg = rl.resolve_config(rl.check_config(rl.parse_config(flags + ["--init-from", args.policies[0]])))
+        print(compare_table(args.policies, compare(cfg, args.policies, args.samples)))
 
 
 if __name__ == "__main__":
