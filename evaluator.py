@@ -428,7 +428,7 @@ def _gpu_hold(device):
 
         def hold(ns):
             kernel[grid](ns, num_warps=32)
-        hold(HOLD_NS)  # compiles for this very argument (Triton specialises ints), cached on disk after
+        hold(HOLD_NS)  # compiles for this argument (Triton specialises ints); cached on disk after the first process
         _device_sync(device)
         return hold
     except Exception:  # no Triton, or it cannot build here: timed calls start from an idle GPU, launch included

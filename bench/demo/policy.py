@@ -124,7 +124,8 @@ def compare_table(policies, stats):
 
 
 def main():
-    p = argparse.ArgumentParser(description="export the demo policy, report an RL run, or compare policies", allow_abbrev=False)
+    p = argparse.ArgumentParser(description="export the demo policy, report an RL run, or compare policies",
+                                allow_abbrev=False)
     sub = p.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("export", help="weights-only copy of a stage's run folder")
     e.add_argument("run")
