@@ -113,6 +113,23 @@ done
 cp $RUNS/d2/log.jsonl $OUT/log_ssl.jsonl 2>/dev/null
 }
 
+probe() {  # session 7, first call: why a process's first generate is slow (section 7), on GPU 1, beside sft on
+# GPU 0; then rl.py's own path from that sft, 2 steps of one task (gen_s of step 1 vs step 2). Brings back the sft
+# run folder as $OUT/d1b.tgz, to carry into the next call
+(export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); G="python3 bench/gen_probe.py --tokens 2000"
+ step probe_default 120 $G --calls 3
+ PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True step probe_expandable 100 $G --calls 2
+ step probe_batch4 100 $G --calls 2 --batch 4
+ step probe_fp32 100 $G --calls 2 --no-autocast
+ step probe_profile 100 python3 bench/gen_probe.py --tokens 400 --calls 1 --profile) > $OUT/probe.log 2>&1 &
+CUDA_VISIBLE_DEVICES=0 demo_sft $DEMO_DATA
+tar czf $OUT/d1b.tgz -C $RUNS d1b
+wait
+CUDA_VISIBLE_DEVICES=0 step rl_probe ${1:-240} python3 rl.py $DEMO --init-from $RUNS/d1b --steps 2 --tasks-per-step 1 \
+    --group-size 8 --max-new-tokens 3000 --no-contrastive --out $RUNS/rl_probe
+cp $RUNS/rl_probe/log.jsonl $OUT/log_rl_probe.jsonl 2>/dev/null
+}
+
 demo_all() {  # issue 10 in one call: sft on the kept data (a policy trained with --device cpu saw prompts for a CPU
 # target and wrote no working CUDA in run N), ssl on GPU 0 beside a generation probe on GPU 1 (runs M and N: a
 # process's first generate ran at ~25-40 ms per token, its later ones ~5), then the rl arms; never run as it is
@@ -123,4 +140,4 @@ wait
 demo_rl 300
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|demo_all}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_all}" "${@:2}"
