@@ -24,7 +24,9 @@ How to run
     python rl.py --stage collect --task 'cpu/*' --out runs/s0     # then: --stage sft --data runs/s0/collected.jsonl
     python rl.py --stage ssl --init-from runs/s1 --out runs/s2    # then: --stage rl --init-from runs/s2 --out runs/s3
     Booleans are --flag / --no-flag. Any rollout replays: the group of (step, task) is sampled after
-    torch.manual_seed(seed_for(seed, step, task)); sample g is row g of that batch.
+    torch.manual_seed(seed_for(seed, step, task)); sample g is row g of that batch. With --gen-batch k > 1 the k
+    tasks of a generate call are sampled together, seeded from their names joined by '+' (on a GPU, k calls' time
+    for one: pick k of at least --tasks-per-step there; k = 1 keeps each group independent of the others).
 
 Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whose default is the paper's setting
     1. A far smaller default model (Qwen2.5-Coder-1.5B-Instruct) than the paper's. Stage 1 data come from sampling
@@ -54,7 +56,7 @@ import sys
 import time
 import zlib
 from collections import Counter
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from copy import copy
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -85,6 +87,7 @@ class Config:
     seed: int = 0                     # every draw (tasks, exemplars, samples) derives from (seed, step, task)
     tasks_per_step: int = 4           # B: prompts per step (capped at the number of tasks)
     group_size: int = 8               # G: samples per prompt, the GRPO group
+    gen_batch: int = 1                # tasks per generate call, their groups in one batch (GPU: far faster)
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
     top_p: float = 1.0                # nucleus sampling mass (1 = off)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
@@ -139,7 +142,7 @@ def check_config(cfg):
             raise ConfigError(f"{f.name} must be {f.type.__name__}, got {v!r}")
         if f.name in CHOICES and v not in CHOICES[f.name]:
             raise ConfigError(f"{f.name} must be one of {'|'.join(CHOICES[f.name])}, got {v!r}")
-    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "grad_accum",
+    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "grad_accum", "gen_batch",
                  "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds"):
         if getattr(cfg, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
@@ -315,8 +318,16 @@ def initial_policy(cfg):
 
 
 def autocast(cfg):
-    """bf16 compute on CUDA (fp32 weights); plain fp32 on CPU."""
-    return torch.autocast("cuda", dtype=torch.bfloat16) if cfg.device == "cuda" else nullcontext()
+    """bf16 compute on CUDA (fp32 weights), attention by any backend but cuDNN's; plain fp32 on CPU.
+    cuDNN's attention builds a plan for each new sequence length, ~18 ms of CPU per call, and a generate meets a new
+    length every token: the H200 generated at ~40 ms per token with it, ~4 without (bench/RESULTS.md section 8)."""
+    if cfg.device != "cuda":
+        return nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    stack = ExitStack()
+    stack.enter_context(torch.autocast("cuda", dtype=torch.bfloat16))
+    stack.enter_context(sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]))
+    return stack
 
 # ---------------------------------------------------------------------------- data parallel (torchrun)
 # Every rank holds the whole policy and makes the same draws (they come from (seed, step, task)). Per step each rank
@@ -450,31 +461,38 @@ PURE_SAMPLING = dict(top_k=0, min_p=0.0, typical_p=1.0, repetition_penalty=1.0, 
 
 
 @torch.no_grad()
-def generate(cfg, model, tok, prompt, seed):
-    """G samples of one prompt (KV-cached): prompt ids (P,), completion ids (G, T), mask (G, T), texts."""
+def generate(cfg, model, tok, prompts, seed):
+    """G samples of each prompt in one batch (KV-cached, prompts left-padded), after torch.manual_seed(seed); per
+    prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts."""
     from transformers import GenerationConfig
-    enc = tok(prompt, return_tensors="pt", add_special_tokens=False).to(cfg.device)
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(cfg.device)
     eos = eos_ids(model, tok)
     gen = GenerationConfig(do_sample=True, temperature=cfg.temperature, top_p=cfg.top_p,
                            max_new_tokens=cfg.max_new_tokens, num_return_sequences=cfg.group_size,
                            eos_token_id=eos.tolist(), pad_token_id=tok.pad_token_id, **PURE_SAMPLING)
     torch.manual_seed(seed)
     with autocast(cfg):
-        out = model.generate(**enc, generation_config=gen).cpu()  # (G, P + T)
-    P = enc["input_ids"].shape[1]
-    ids = out[:, P:]                                              # (G, T)
-    ended = torch.isin(ids, eos).long()                          # (G, T)
-    mask = (ended.cumsum(1) - ended) == 0                         # (G, T): tokens up to and including the first eos
+        out = model.generate(**enc, generation_config=gen).cpu()  # (n * G, P + T): prompt i's samples are rows iG..
+    P, G = enc["input_ids"].shape[1], cfg.group_size
+    ids = out[:, P:]                                              # (n * G, T)
+    ended = torch.isin(ids, eos).long()                          # (n * G, T)
+    mask = (ended.cumsum(1) - ended) == 0                         # (n * G, T): tokens up to and including the first eos
     texts = [tok.decode(row[:m.sum()], skip_special_tokens=True) for row, m in zip(ids, mask)]
-    return dict(prompt=enc["input_ids"][0].cpu(), ids=ids, mask=mask, texts=texts)
+    real = enc["attention_mask"].bool().cpu()                     # (n, P): False on the left padding
+    return [dict(prompt=enc["input_ids"][i].cpu()[real[i]], ids=ids[i * G:(i + 1) * G], mask=mask[i * G:(i + 1) * G],
+                 texts=texts[i * G:(i + 1) * G]) for i in range(len(prompts))]
 
 
 def generate_all(cfg, model, tok, batch, prompts, step):
-    """generate() for each task of the batch, each seeded from (seed, step, task). Under torchrun each rank generates
-    its share of the tasks and gets back every rollout, in batch order."""
+    """A rollout per task of the batch, in batch order: generate() on gen_batch tasks at a time, each call seeded from
+    (seed, step, its task names joined by '+'). Under torchrun each rank generates its share of the tasks."""
     mine = shard(list(zip(batch, prompts)))
-    return gather([generate(cfg, model, tok, p, seed_for(cfg, step, name))
-                   for (name, _), p in tqdm(mine, desc=f"step {step} generate", leave=False, disable=not is_main())])
+    calls = [mine[i:i + cfg.gen_batch] for i in range(0, len(mine), cfg.gen_batch)]
+    out = []
+    for call in tqdm(calls, desc=f"step {step} generate", leave=False, disable=not is_main()):
+        seed = seed_for(cfg, step, "+".join(name for (name, _), _ in call))
+        out += generate(cfg, model, tok, [p for _, p in call], seed)
+    return gather(out)
 
 # ---------------------------------------------------------------------------- loop: evaluate, reward, advantages
 
@@ -752,7 +770,7 @@ def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         while tried < cfg.collect_attempts and ok < cfg.collect_successes:
             rnd += 1
             n = min(cfg.group_size, cfg.collect_attempts - tried, cfg.collect_successes - ok)
-            rollout = generate(replace(cfg, group_size=n), model, tok, prompt, seed_for(cfg, rnd, task[0]))
+            rollout = generate(replace(cfg, group_size=n), model, tok, [prompt], seed_for(cfg, rnd, task[0]))[0]
             results = evaluate_all(cfg, [task], [rollout])
             with open(path, "a") as f:
                 for text, code, res in zip(rollout["texts"], rollout["codes"], results):

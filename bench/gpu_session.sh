@@ -69,7 +69,7 @@ DEMO_T=$DEMO_T,level1/rmsnorm_wide,level1/mse_loss
 # the longest working candidate is 5.5 KB (rmsnorm_wide/faster_row_registers): ~5,800 byte tokens with the reply's
 # sections, so --max-new-tokens 6000. Temperature 0.5: in run M (0.7) 19% of the copies of 2-5 KB programs compiled
 # and worked, and a sample that wanders never ends, so it costs the full 6,000 tokens
-DEMO="--model tiny --device $DEVICE --task $DEMO_T --max-new-tokens 6000 --temperature 0.5"
+DEMO="--model tiny --device $DEVICE --task $DEMO_T --max-new-tokens 6000 --temperature 0.5 --gen-batch 8"
 
 DEMO_DATA=bench/demo_cuda/stage1_h200_d9a6905.jsonl  # build_data.py's output on the H200 (2026-11-30, run M)
 
@@ -100,8 +100,8 @@ test -f $from/ckpt.pt || { echo "no $RUNS/d1b or d2: run 'demo' first on this ma
 echo "rl from $from"
 local i=0
 for c in no-contrastive contrastive; do  # in parallel: GPU i generates, trains and evaluates arm i
-    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c ${1:-540} python3 rl.py $DEMO --init-from $from --steps 3 \
-        --tasks-per-step 4 --group-size 8 --lr 1e-4 --mu 2 --$c --out $RUNS/rl_$c) > $OUT/rl_$c.log &
+    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c ${1:-540} python3 rl.py $DEMO --init-from $from --steps ${RL_STEPS:-3} \
+        --tasks-per-step 4 --group-size 8 --lr ${RL_LR:-1e-4} --mu 2 --$c --out $RUNS/rl_$c) > $OUT/rl_$c.log &
     i=$((i + 1))
 done
 wait
@@ -130,6 +130,26 @@ CUDA_VISIBLE_DEVICES=0 step rl_probe ${1:-240} python3 rl.py $DEMO --init-from $
 cp $RUNS/rl_probe/log.jsonl $OUT/log_rl_probe.jsonl 2>/dev/null
 }
 
+demo_gpu() {  # issue 10, session 7, call 1 of 2: from the sft in $RUNS/d1b (carried), the generation fix checked
+# on GPU 1 (gen_probe, ~4 ms per token expected) and the sft policy's paired sample (the "before"), beside one ssl
+# round on GPU 0; then the two rl arms, one per GPU. $1 $2 $3: limits of ssl, compare, each rl arm
+test -f $RUNS/d1b/ckpt.pt || { echo "no $RUNS/d1b/ckpt.pt"; return 1; }
+(export CUDA_VISIBLE_DEVICES=$((1 % NGPU))
+ step probe 50 python3 bench/gen_probe.py --tokens 2000 --calls 2
+ step probe_batch8 40 python3 bench/gen_probe.py --tokens 2000 --calls 1 --batch 8
+ step compare_sft ${2:-240} python3 bench/demo/policy.py compare $RUNS/d1b --samples 8 -- $DEMO --no-contrastive) \
+    > $OUT/gpu1.log 2>&1 &
+CUDA_VISIBLE_DEVICES=0 demo_ssl ${1:-200}
+wait
+demo_rl ${3:-300}
+tar czf $OUT/policies.tgz -C $RUNS d2 rl_no-contrastive rl_contrastive
+}
+
+demo_compare() {  # call 2 of 2: ssl's and both rl arms' policies (carried in $RUNS) on the paired sample
+step compare_after ${1:-400} python3 bench/demo/policy.py compare $RUNS/d2 $RUNS/rl_no-contrastive \
+    $RUNS/rl_contrastive --samples 8 -- $DEMO --no-contrastive
+}
+
 demo_all() {  # issue 10 in one call: sft on the kept data (a policy trained with --device cpu saw prompts for a CPU
 # target and wrote no working CUDA in run N), ssl on GPU 0 beside a generation probe on GPU 1 (runs M and N: a
 # process's first generate ran at ~25-40 ms per token, its later ones ~5), then the rl arms; never run as it is
@@ -140,4 +160,4 @@ wait
 demo_rl 300
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_all}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_gpu|demo_compare|demo_all}" "${@:2}"

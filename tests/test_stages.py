@@ -127,7 +127,7 @@ def relu_writer(tmp_path_factory, short_prompts):
                                          "--lr", "5e-3", "--task", "cpu/relu", "--out", str(tmp / "sft")]))
     model, tok = rl.initial_policy(rl.replace(cfg, init_from=cfg.out))
     prompt = rl.render(short_prompt(RELU), tok)
-    texts = rl.generate(rl.replace(cfg, group_size=4, max_new_tokens=120), model, tok, prompt, seed=0)["texts"]
+    texts = rl.generate(rl.replace(cfg, group_size=4, max_new_tokens=120), model, tok, [prompt], seed=0)[0]["texts"]
     assert texts == [CLAMP] * 4, texts
     return Path(cfg.out)
 

@@ -23,7 +23,7 @@ for task in sorted({r["task"] for r in keep}):
     progs = {r["code"].strip() for r in keep if r["task"] == task}
     ref = next(r["ref_code"] for r in keep if r["task"] == task)
     t0 = time.time()
-    out = rl.generate(cfg, model, tok, render(build_prompt(ref, device=device, contrastive=False), tok), 1)
+    out = rl.generate(cfg, model, tok, [render(build_prompt(ref, device=device, contrastive=False), tok)], 1)[0]
     codes = [extract_code(t).code or "" for t in out["texts"]]
     e, b = sum(c.strip() in progs for c in codes), sum(not c for c in codes)
     tot, exact, broken = tot + len(codes), exact + e, broken + b
