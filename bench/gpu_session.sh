@@ -101,7 +101,8 @@ echo "rl from $from"
 local i=0
 for c in no-contrastive contrastive; do  # in parallel: GPU i generates, trains and evaluates arm i
     (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c ${1:-540} python3 rl.py $DEMO --init-from $from --steps ${RL_STEPS:-3} \
-        --tasks-per-step 4 --group-size 8 --lr ${RL_LR:-1e-4} --mu 2 --$c --out $RUNS/rl_$c) > $OUT/rl_$c.log &
+        --tasks-per-step 4 --group-size 8 --lr ${RL_LR:-1e-4} --mu 2 --ckpt-every 1 --$c --out $RUNS/rl_$c) \
+        > $OUT/rl_$c.log &
     i=$((i + 1))
 done
 wait
@@ -145,9 +146,16 @@ demo_rl ${3:-300}
 tar czf $OUT/policies.tgz -C $RUNS d2 rl_no-contrastive rl_contrastive
 }
 
-demo_compare() {  # call 2 of 2: ssl's and both rl arms' policies (carried in $RUNS) on the paired sample
-step compare_after ${1:-400} python3 bench/demo/policy.py compare $RUNS/d2 $RUNS/rl_no-contrastive \
-    $RUNS/rl_contrastive --samples 8 -- $DEMO --no-contrastive
+demo_final() {  # session 7, the last call: ssl (evaluated on both GPUs), the rl arms, then the paired sample of
+# ssl's policy and arm 1 on GPU 0 beside arm 2's on GPU 1. $1 $2 $3: limits of ssl, each rl arm, the comparisons
+test -f $RUNS/d1b/ckpt.pt || { echo "no $RUNS/d1b/ckpt.pt"; return 1; }
+step ssl ${1:-150} python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1b --ssl-rounds 1 --group-size 4 --lr 3e-4 \
+    --out $RUNS/d2
+demo_rl ${2:-210}
+local C="python3 bench/demo/policy.py compare"
+(export CUDA_VISIBLE_DEVICES=0; step compare_0 ${3:-170} $C $RUNS/d2 $RUNS/rl_no-contrastive -- $DEMO --no-contrastive) &
+(export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); step compare_1 ${3:-170} $C $RUNS/rl_contrastive -- $DEMO --no-contrastive) &
+wait
 }
 
 demo_all() {  # issue 10 in one call: sft on the kept data (a policy trained with --device cpu saw prompts for a CPU
@@ -160,4 +168,4 @@ wait
 demo_rl 300
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_gpu|demo_compare|demo_all}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_all}" "${@:2}"

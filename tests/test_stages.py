@@ -208,9 +208,10 @@ def test_collect_resume_starts_over(relu_writer, tmp_path):
         ("cpu/relu", 1, 1), ("cpu/add_mul", 2, 0)]
 
 
-def test_init_from_carries_weights_and_database(ssl_round, tmp_path):
-    """rl --init-from the ssl folder: the run starts from its weights (a step whose advantages are all zero does not
-    update, so the checkpoint must equal them exactly) and its database holds the ssl round's success."""
+def test_init_from_carries_weights_optimizer_and_database(ssl_round, tmp_path):
+    """rl --init-from the ssl folder: the run starts from its weights and AdamW moments (a step whose advantages are
+    all zero does not update, so the checkpoint must equal them exactly), at its own lr; its database holds the ssl
+    round's success. (A fresh AdamW's first step moves every weight by lr: rl.continue_optimizer.)"""
     ssl_out = ssl_round[0]
     out = tmp_path / "rl"
     cfg = rl.run(rl.parse_config(["--init-from", str(ssl_out), "--task", "cpu/relu", "--steps", "1", "--group-size",
@@ -219,6 +220,12 @@ def test_init_from_carries_weights_and_database(ssl_round, tmp_path):
     assert cfg.model == "tiny"  # taken from the earlier stage's config
     before, after = weights(ssl_out), weights(out)
     assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
+    o_before, o_after = (torch.load(d / "ckpt.pt", weights_only=False)["optim"] for d in (ssl_out, out))
+    assert o_before["state"] and o_before["state"].keys() == o_after["state"].keys()
+    for k, st in o_before["state"].items():
+        assert all(torch.equal(st[m], o_after["state"][k][m]) for m in ("step", "exp_avg", "exp_avg_sq"))
+    lrs = {g["lr"] for g in o_before["param_groups"]}, {g["lr"] for g in o_after["param_groups"]}
+    assert lrs[1] == {cfg.lr} and lrs[0] != lrs[1]
     won = [(e["task"], e["code"]) for e in rl.read_jsonl(ssl_out / "exemplars.jsonl") if e["step"] == 1]
     carried = [(e["task"], e["code"]) for e in rl.read_jsonl(out / "exemplars.jsonl")]
     assert won and set(won) <= set(carried)
