@@ -24,9 +24,8 @@ How to run
     python rl.py --stage collect --task 'cpu/*' --out runs/s0     # then: --stage sft --data runs/s0/collected.jsonl
     python rl.py --stage ssl --init-from runs/s1 --out runs/s2    # then: --stage rl --init-from runs/s2 --out runs/s3
     Booleans are --flag / --no-flag. Any rollout replays: the group of (step, task) is sampled after
-    torch.manual_seed(seed_for(seed, step, task)); sample g is row g of that batch. With --gen-batch k > 1 the k
-    tasks of a generate call are sampled together, seeded from their names joined by '+' (on a GPU, k calls' time
-    for one: pick k of at least --tasks-per-step there; k = 1 keeps each group independent of the others).
+    torch.manual_seed(seed_for(seed, step, task)) with --gen-batch 1; by default the step's tasks are sampled in
+    one batch (on a GPU about one task's time for all), seeded from their names joined by '+'.
 
 Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whose default is the paper's setting
     1. A far smaller default model (Qwen2.5-Coder-1.5B-Instruct) than the paper's. Stage 1 data come from sampling
@@ -76,7 +75,7 @@ from prompts import ANSWER_CUE, build_prompt, extract_code, render
 @dataclass
 class Config:
     stage: str = "rl"                 # collect|sft|ssl|rl: which CUDA-L1 stage to run (see the module docstring)
-    init_from: str = ""               # an earlier stage's folder: its ckpt.pt weights and exemplars start this run
+    init_from: str = ""               # an earlier stage's folder: its weights, AdamW moments, exemplars start this run
     task: str = "all"                 # tasks: 'all', a stem, a glob ('level1/*'), a path, or a comma list of these
     tasks_dir: str = str(evaluator.TASKS_DIR)  # folder of KernelBench-format task files (a KernelBench level works)
     steps: int = 200                  # RL steps (sft: AdamW steps) to run (a resumed run stops at this step too)
@@ -87,7 +86,7 @@ class Config:
     seed: int = 0                     # every draw (tasks, exemplars, samples) derives from (seed, step, task)
     tasks_per_step: int = 4           # B: prompts per step (capped at the number of tasks)
     group_size: int = 8               # G: samples per prompt, the GRPO group
-    gen_batch: int = 1                # tasks per generate call, their groups in one batch (GPU: far faster)
+    gen_batch: int = 4                # tasks per generate call, their groups in one batch (1: each task alone)
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
     top_p: float = 1.0                # nucleus sampling mass (1 = off)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
@@ -142,8 +141,8 @@ def check_config(cfg):
             raise ConfigError(f"{f.name} must be {f.type.__name__}, got {v!r}")
         if f.name in CHOICES and v not in CHOICES[f.name]:
             raise ConfigError(f"{f.name} must be one of {'|'.join(CHOICES[f.name])}, got {v!r}")
-    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "grad_accum", "gen_batch",
-                 "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds"):
+    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "grad_accum",
+                 "gen_batch", "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds"):
         if getattr(cfg, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:

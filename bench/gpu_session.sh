@@ -10,7 +10,10 @@
 #   bash bench/gpu_session.sh demo        # issue 10, run M: bench/demo_cuda data afresh, sft, ssl (~7 min), then
 #   bash bench/gpu_session.sh demo_rl     # on the same warm machine: rl plain vs contrastive, one arm per GPU
 #                                         # ($RUNS, under the repo, survives between calls on a warm machine)
-#   bash bench/gpu_session.sh demo_all    # issue 10 in one call (~10 min): sft on the kept data, ssl, rl arms
+#   bash bench/gpu_session.sh probe       # session 7: why generation was slow (gen_probe variants), beside sft
+#   bash bench/gpu_session.sh demo_gpu    # session 7: ssl, the sft policy's paired sample, rl arms (section 8)
+#   bash bench/gpu_session.sh demo_final  # session 7: ssl, rl arms, paired samples after (section 8)
+#   bash bench/gpu_session.sh demo_next   # the next step: rl (plain prompts) from section 8's ssl, before/after
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -158,14 +161,15 @@ local C="python3 bench/demo/policy.py compare"
 wait
 }
 
-demo_all() {  # issue 10 in one call: sft on the kept data (a policy trained with --device cpu saw prompts for a CPU
-# target and wrote no working CUDA in run N), ssl on GPU 0 beside a generation probe on GPU 1 (runs M and N: a
-# process's first generate ran at ~25-40 ms per token, its later ones ~5), then the rl arms; never run as it is
-demo_sft $DEMO_DATA
-(export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); step gen_probe 90 python3 bench/gen_probe.py --tokens 2000 --calls 2) &
-demo_ssl 120
-wait
-demo_rl 300
+demo_next() {  # issue 10, for the next session (never run as it is): rl under plain prompts from section 8's ssl
+# policy (runs/gpu_session/d2, carry it), data-parallel over the GPUs (an RL step of 4 tasks x 8 took ~2 min on one
+# H200, 90 s of it evaluation), a checkpoint every step; then the paired sample before/after (the ssl policy and the
+# rl one, same seeds): generation on GPU 0, evaluations over all GPUs. $1 $2: limits of rl and of the comparison
+test -f $RUNS/d2/ckpt.pt || { echo "no $RUNS/d2/ckpt.pt: carry runs/gpu_session/d2"; return 1; }
+step rl_plain ${1:-330} python3 -m torch.distributed.run --nproc-per-node "$NGPU" rl.py $DEMO --init-from $RUNS/d2 \
+    --steps 12 --tasks-per-step 4 --group-size 8 --lr 1e-4 --mu 2 --ckpt-every 1 --no-contrastive --out $RUNS/rl_plain
+cp $RUNS/rl_plain/log.jsonl $OUT/log_rl_plain.jsonl 2>/dev/null
+step compare ${2:-240} python3 bench/demo/policy.py compare $RUNS/d2 $RUNS/rl_plain -- $DEMO --no-contrastive
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_all}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_next}" "${@:2}"

@@ -102,10 +102,11 @@ rl.run(rl.parse_config(sys.argv[1:]))
 """
 # 3 tasks over 2 ranks (1 + 2 generated), 9 samples (5 + 4 trained), dapo (needs the global token count), mu = 2.
 # grad_accum 9: one sample per micro-batch in both runs, as batching pads prompts to different lengths, which moves
-# log-probs by ~1e-6 (test_rl: alone vs left-padded); test_shares_of_the_loss_add_up... covers bigger micro-batches
+# log-probs by ~1e-6 (test_rl: alone vs left-padded); test_shares_of_the_loss_add_up... covers bigger micro-batches.
+# --gen-batch 1: each task's group sampled alone, so 1 and 2 processes draw the same samples
 FLAGS = ["--model", "tiny", "--device", "cpu", "--task", "cpu/relu,cpu/add_mul,cpu/softmax", "--tasks-per-step",
          "3", "--group-size", "3", "--max-new-tokens", "16", "--lr", "1e-2", "--seed", "3", "--steps", "2",
-         "--loss-variant", "dapo", "--mu", "2", "--grad-accum", "9"]
+         "--loss-variant", "dapo", "--mu", "2", "--grad-accum", "9", "--gen-batch", "1"]
 EXACT = ("step", "tasks", "mean_reward", "max_reward", "pass_rate", "best_speedup", "status", "mean_tokens", "updated")
 CLOSE = ("loss", "clip_frac", "kl", "ratio", "grad_norm")
 
