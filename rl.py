@@ -119,6 +119,7 @@ class Config:
     collect_successes: int = 4        # collect: stop sampling a task after this many correct samples
     data: str = ""                    # sft: JSONL of records with ref_code and completion or code (collected.jsonl)
     sft_batch: int = 16               # sft, ssl: records per AdamW step (split into grad_accum micro-batches)
+    sft_contrastive: bool = False     # sft: each record also under a contrastive prompt, exemplars drawn per step
     ssl_rounds: int = 3               # ssl: rounds of sample -> keep the correct -> fine-tune on them
 
 
@@ -826,6 +827,21 @@ def sft_examples(cfg, model, tok, records):
     return examples
 
 
+def contrastive_example(cfg, db, tok, record, example, step, i):
+    """[record i's sft example under a contrastive prompt]: n_exemplars of its task's database entries, drawn as
+    stage 3 draws them from (seed, step, i), so each step shows a new pair; [] for a record whose task has none.
+    Why: a model as small as --model tiny learns the prompts it saw; trained on plain prompts only it wrote no code
+    at all under stage 3's contrastive ones (bench/RESULTS.md section 8)."""
+    entries = db.entries(record.get("task", ""))
+    if not entries:
+        return []
+    rng = np.random.default_rng(seed_for(cfg, step, f"{record['task']}#{i}"))
+    shown = sample_exemplars(entries, cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
+                             mode=cfg.exemplar_mode, rng=rng)
+    prompt = render(build_prompt(record["ref_code"], shown, device=cfg.device, contrastive=True), tok)
+    return [(tok(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"][0], *example[1:])]
+
+
 def epoch_batches(cfg, n, epoch):
     """One pass over n examples in an order drawn from (seed, epoch): lists of sft_batch indices (the last shorter)."""
     order = np.random.default_rng([cfg.seed, epoch]).permutation(n).tolist()
@@ -850,7 +866,8 @@ def sft_step(cfg, model, opt, examples):
 
 
 def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
-    """Stage 1: AdamW steps start..steps on sft_batch records of --data each, epoch after reshuffled epoch."""
+    """Stage 1: AdamW steps start..steps on sft_batch records of --data each, epoch after reshuffled epoch; with
+    --sft-contrastive each step also trains the same records under contrastive prompts (contrastive_example)."""
     records = sft_records(cfg)
     for r in records:  # measured working codes (collected.jsonl) become exemplars that stage 3 can show
         res = r.get("result") or {}
@@ -861,7 +878,10 @@ def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     for step in range(start, cfg.steps + 1):
         t0 = time.perf_counter()
         batch = epoch_batches(cfg, len(examples), (step - 1) // per_epoch)[(step - 1) % per_epoch]
-        stats = sft_step(cfg, model, opt, [examples[i] for i in batch])
+        chosen = [examples[i] for i in batch]
+        if cfg.sft_contrastive:
+            chosen += [e for i in batch for e in contrastive_example(cfg, db, tok, records[i], examples[i], step, i)]
+        stats = sft_step(cfg, model, opt, chosen)
         append_log(cfg, dict(step=step, **stats, step_s=time.perf_counter() - t0))
         print(f"step {step:4d} | loss {stats['loss']:.4f} | {stats['tokens']} tokens | "
               f"{time.perf_counter() - t0:.1f} s/step", flush=True)

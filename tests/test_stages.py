@@ -115,6 +115,30 @@ def test_sft_resume_is_exact(tmp_path, short_prompts, monkeypatch):
         {k: v for k, v in r.items() if k != "step_s"} for r in b]
     same_checkpoints(straight, crashed)
 
+def test_sft_contrastive_adds_each_record_under_contrastive_prompts(tmp_path, monkeypatch):
+    """--sft-contrastive: each step trains its records twice, under the plain prompt and under a contrastive one
+    that shows variants of the record's task from the database (the data's measured codes, the reference at 1.0),
+    redrawn per step; the target is the same reply. Records without a task get the plain prompt alone."""
+    codes = [CLAMP.replace("0.0", v) for v in "012"]
+    records = [dict(task="cpu/relu", ref_code=RELU, code=c, result=dict(status="ok", speedup=1.5 + i))
+               for i, c in enumerate(codes)] + [dict(ref_code=RELU, code=CLAMP)]
+    seen, sft_step = [], rl.sft_step
+    monkeypatch.setattr(rl, "sft_step", lambda cfg, m, o, ex: seen.append(ex) or sft_step(cfg, m, o, ex))
+    flags = TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", records), "--task", "cpu/relu",
+                    "--sft-batch", "4", "--steps", "4", "--lr", "1e-3", "--sft-contrastive", "--out", str(tmp_path / "o")]
+    cfg = rl.run(rl.parse_config(flags))
+    tok = rl.load_policy(cfg)[1]
+    shown = {}  # record's target -> the contrastive prompts it was trained under
+    for ex in seen:
+        assert len(ex) == 4 + 3  # 4 plain + 3 contrastive (the task-less record has none)
+        plain = {tok.decode(t): tok.decode(p) for p, t, _ in ex[:4]}
+        for p, t, _ in ex[4:]:
+            text = tok.decode(p)
+            assert "Earlier variants" not in plain[tok.decode(t)] and "Earlier variants" in text
+            assert text.endswith(rl.ANSWER_CUE) and RELU.strip() in text
+            shown.setdefault(tok.decode(t), set()).add(text)
+    assert len(shown) == 3 and max(map(len, shown.values())) > 1  # the variants shown change between steps
+
 # ---------------------------------------------------------------------------- a toy policy that writes working code
 
 

@@ -4,6 +4,7 @@
     python bench/demo/policy.py report runs/demo-rl                      # per-step table + best kernel per task
     python bench/demo/policy.py compare bench/demo/policy runs/demo-rl -- --task cpu/relu --device cpu
                                     # the same prompts and seeds through each policy, every sample evaluated
+                                    # (--exemplars bench/demo/stage1.jsonl: contrastive prompts showing its codes)
 
 The demo policy is what `python rl.py --task all` starts from on a machine without a GPU or without network (rl.py's
 fallback_to_demo, which loads it like --init-from, with the settings of policy/flags.json). `export` keeps ckpt.pt's
@@ -21,6 +22,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root, for rl.py
 import rl  # noqa: E402
+from cudal1 import ExemplarDB  # noqa: E402
 
 # ---------------------------------------------------------------------------- export
 
@@ -95,15 +97,30 @@ def pooled(recs, group_size):
                           for t in sorted(recs[0]["per_task"])})
 
 
-def compare(cfg, policies, n):
+def exemplar_db(path, tasks):
+    """An in-memory exemplar database: each task's reference at 1.0 and the working codes of a JSONL of measured
+    records (stage-1 data: task, code, result with a speedup), as sft puts them into a run's database."""
+    db = ExemplarDB()
+    for name, ref in tasks:
+        db.seed_reference(name, ref)
+    for r in rl.read_jsonl(path):
+        res = r.get("result") or {}
+        if r.get("task") and r.get("code") and res.get("status") == "ok" and res.get("speedup"):
+            db.add(r["task"], r["code"], res["speedup"])
+    return db
+
+
+def compare(cfg, policies, n, exemplars=None):
     """pooled() of n samples per task of each policy (a folder with ckpt.pt), all drawn with PAIRED_STEP's seeds:
     the policies see the same random numbers, so their samples differ only where the policies differ. One evaluator
-    call for all: a reply two policies both wrote is evaluated once."""
+    call for all: a reply two policies both wrote is evaluated once. exemplars: a JSONL for exemplar_db; then the
+    prompts are contrastive (the same variants shown to every policy), else plain."""
     tasks, rollouts = rl.load_tasks(cfg), []
+    db = exemplar_db(exemplars, tasks) if exemplars else None
     for policy in policies:
-        c = rl.replace(cfg, init_from=str(policy), group_size=n)
+        c = rl.replace(cfg, init_from=str(policy), group_size=n, contrastive=db is not None)
         model, tok = rl.initial_policy(c)
-        prompts = rl.build_prompts(c, None, tasks, PAIRED_STEP, tok)
+        prompts = rl.build_prompts(c, db, tasks, PAIRED_STEP, tok)
         rollouts += rl.generate_all(c, model, tok, tasks, prompts, PAIRED_STEP)
     results = rl.evaluate_all(cfg, tasks * len(policies), rollouts)  # (policy, task, sample) order
     m = len(tasks) * n
@@ -135,6 +152,7 @@ def main():
     c = sub.add_parser("compare", help="the same prompts and seeds through each policy, every sample evaluated")
     c.add_argument("policies", nargs="+", help="folders with ckpt.pt (a stage's run folder, or bench/demo/policy)")
     c.add_argument("--samples", type=int, default=8, help="samples per task and policy; rl.py's flags follow --")
+    c.add_argument("--exemplars", help="JSONL of measured codes (stage-1 data): contrastive prompts showing them")
     argv = sys.argv[1:] + ["--"] * ("--" not in sys.argv)  # compare's rl.py flags (--task, --device ...) after --
     args, flags = p.parse_args(argv[:argv.index("--")]), argv[argv.index("--") + 1:]
     if args.cmd == "export":
@@ -143,7 +161,7 @@ def main():
         print(report(args.run))
     else:
         cfg = rl.resolve_config(rl.check_config(rl.parse_config(flags + ["--init-from", args.policies[0]])))
-        print(compare_table(args.policies, compare(cfg, args.policies, args.samples)))
+        print(compare_table(args.policies, compare(cfg, args.policies, args.samples, args.exemplars)))
 
 
 if __name__ == "__main__":
