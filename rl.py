@@ -42,7 +42,8 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
     7. --device cpu runs the whole loop without a GPU: CPU tasks, C++/PyTorch candidates timed by wall clock.
     8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights).
     9. Fine-tuning (sft, ssl) is the mean negative log-likelihood over completion tokens (prompt masked), at
-       temperature 1; the records' order is reshuffled per epoch from (seed, epoch).
+       temperature 1; the records' order is reshuffled per epoch from (seed, epoch). --sft-contrastive (ours, off)
+       also trains each record under a contrastive prompt; --init-from continues the AdamW moments.
    10. Identical codes of one step are evaluated once and share that result (a small policy repeats itself).
 """
 import argparse

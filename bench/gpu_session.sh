@@ -13,7 +13,8 @@
 #   bash bench/gpu_session.sh probe       # session 7: why generation was slow (gen_probe variants), beside sft
 #   bash bench/gpu_session.sh demo_gpu    # session 7: ssl, the sft policy's paired sample, rl arms (section 8)
 #   bash bench/gpu_session.sh demo_final  # session 7: ssl, rl arms, paired samples after (section 8)
-#   bash bench/gpu_session.sh demo_next   # the next step: rl (plain prompts) from section 8's ssl, before/after
+#   bash bench/gpu_session.sh demo_next   # the next step: sft --sft-contrastive from section 8's sft, ssl; then
+#   bash bench/gpu_session.sh demo_next_rl  # both rl arms from it, each arm's paired before/after
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -98,7 +99,7 @@ demo_ssl 150
 }
 
 demo_rl() {  # issue 10: the ablation, same seed and steps, one arm per GPU; $1: each arm's limit in seconds
-local from=$RUNS/d2; test -f $from/ckpt.pt || from=$RUNS/d1b  # ssl cut short: start from sft
+local from=${FROM:-$RUNS/d2}; test -f $from/ckpt.pt || from=$RUNS/d1b  # ssl cut short: start from sft
 test -f $from/ckpt.pt || { echo "no $RUNS/d1b or d2: run 'demo' first on this machine"; return 1; }
 echo "rl from $from"
 local i=0
@@ -161,15 +162,26 @@ local C="python3 bench/demo/policy.py compare"
 wait
 }
 
-demo_next() {  # issue 10, for the next session (never run as it is): rl under plain prompts from section 8's ssl
-# policy (runs/gpu_session/d2, carry it), data-parallel over the GPUs (an RL step of 4 tasks x 8 took ~2 min on one
-# H200, 90 s of it evaluation), a checkpoint every step; then the paired sample before/after (the ssl policy and the
-# rl one, same seeds): generation on GPU 0, evaluations over all GPUs. $1 $2: limits of rl and of the comparison
-test -f $RUNS/d2/ckpt.pt || { echo "no $RUNS/d2/ckpt.pt: carry runs/gpu_session/d2"; return 1; }
-step rl_plain ${1:-330} python3 -m torch.distributed.run --nproc-per-node "$NGPU" rl.py $DEMO --init-from $RUNS/d2 \
-    --steps 12 --tasks-per-step 4 --group-size 8 --lr 1e-4 --mu 2 --ckpt-every 1 --no-contrastive --out $RUNS/rl_plain
-cp $RUNS/rl_plain/log.jsonl $OUT/log_rl_plain.jsonl 2>/dev/null
-step compare ${2:-240} python3 bench/demo/policy.py compare $RUNS/d2 $RUNS/rl_plain -- $DEMO --no-contrastive
+demo_next() {  # issue 10, the next session, call 1 of 2 (never run): a policy for both arms of the ablation. sft
+# with --sft-contrastive from the sft policy of section 8 (runs/gpu_session/d1b, carry it; on the CPU this taught
+# the tiny model to answer contrastive prompts: bench/demo/README.md), then one ssl round; brings back $OUT/d2c.tgz
+test -f $RUNS/d1b/ckpt.pt || { echo "no $RUNS/d1b/ckpt.pt: carry runs/gpu_session/d1b"; return 1; }
+step sft_c ${1:-200} python3 rl.py --stage sft $DEMO --init-from $RUNS/d1b --data $DEMO_DATA --steps 400 \
+    --sft-batch 8 --lr 3e-4 --sft-contrastive --ckpt-every 50 --out $RUNS/d1c
+step ssl_c ${2:-170} python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1c --ssl-rounds 1 --group-size 4 --lr 3e-4 \
+    --out $RUNS/d2c
+tar czf $OUT/d2c.tgz -C $RUNS d2c
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_next}" "${@:2}"
+demo_next_rl() {  # call 2 of 2: both rl arms from d2c (carry runs/gpu_session/d2c), one per GPU (an RL step of 4
+# tasks x 8 took ~2 min on one H200, 90 s of it evaluation), then each arm's paired before/after under its own
+# prompts (the contrastive one showing the stage-1 data's codes). $1 $2: limits of each arm, of the comparisons
+FROM=$RUNS/d2c demo_rl ${1:-330}
+local C="python3 bench/demo/policy.py compare $RUNS/d2c"
+(export CUDA_VISIBLE_DEVICES=0; step after_plain ${2:-200} $C $RUNS/rl_no-contrastive -- $DEMO) &
+(export CUDA_VISIBLE_DEVICES=$((1 % NGPU))
+ step after_contrastive ${2:-200} $C $RUNS/rl_contrastive --exemplars $DEMO_DATA -- $DEMO) &
+wait
+}
+
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_next|demo_next_rl}" "${@:2}"
