@@ -124,6 +124,7 @@ def test_sft_contrastive_adds_each_record_under_contrastive_prompts(tmp_path, mo
                for i, c in enumerate(codes)] + [dict(ref_code=RELU, code=CLAMP)]
     seen, sft_step = [], rl.sft_step
     monkeypatch.setattr(rl, "sft_step", lambda cfg, m, o, ex: seen.append(ex) or sft_step(cfg, m, o, ex))
+    monkeypatch.setattr(rl, "build_prompt", build_prompt)  # the real one, also after short_prompts ran
     flags = TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", records), "--task", "cpu/relu",
                     "--sft-batch", "4", "--steps", "4", "--lr", "1e-3", "--sft-contrastive", "--out", str(tmp_path / "o")]
     cfg = rl.run(rl.parse_config(flags))
