@@ -322,7 +322,7 @@ def continue_optimizer(cfg, opt):
     """With --init-from: AdamW's moments from its checkpoint (when it kept them; bench/demo/policy keeps weights
     only), at this run's lr and weight decay. A fresh AdamW's first step moves every weight by lr whatever its
     gradient: one such step at lr 3e-4 took the demo's sft policy from a loss of 0.0015 to 0.017 per token on its
-    own training data, and after ssl's two it wrote no working code; with the moments kept, 0.0017 (RESULTS section 8)."""
+    own training data, and after ssl's two it wrote no working code; with the moments kept, 0.0017 (RESULTS, 8)."""
     state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location=cfg.device, weights_only=False)  # ours
     if "optim" in state:
         opt.load_state_dict(state["optim"])

@@ -6,11 +6,11 @@ early eos), bf16 autocast as rl.py (or fp32 with --no-autocast).
     python bench/gen_probe.py --tokens 400 --calls 1 --profile        # + torch.profiler's top ops of the call
 
 Why: on the H200 (bench/RESULTS.md section 7) a process's first RL step generated at ~25-40 ms per token and its
-later steps at ~5; this separates the first call from the rest and, with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-in the environment, tests whether the caching allocator's growth (the KV cache is re-allocated one token longer
-each step) is the cost: each line also gives the allocator's cudaMalloc count in the call. A logits processor stamps
-the CPU clock at every step; generate reads a flag from the GPU each step (has every sample ended?), so the stamps
-follow the GPU.
+later steps at ~5. This separates the first call from the rest, gives the allocator's cudaMalloc count per call
+(with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in the environment it tests the allocator), and --profile
+found the cause (section 8): cuDNN's attention planning every new length, now left out by rl.autocast. A logits
+processor stamps the CPU clock at every step; generate reads a flag from the GPU each step (has every sample
+ended?), so the stamps follow the GPU.
 """
 import argparse
 import sys

@@ -104,7 +104,8 @@ test -f $from/ckpt.pt || { echo "no $RUNS/d1b or d2: run 'demo' first on this ma
 echo "rl from $from"
 local i=0
 for c in no-contrastive contrastive; do  # in parallel: GPU i generates, trains and evaluates arm i
-    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c ${1:-540} python3 rl.py $DEMO --init-from $from --steps ${RL_STEPS:-3} \
+    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c ${1:-540} python3 rl.py $DEMO --init-from $from \
+        --steps ${RL_STEPS:-3} \
         --tasks-per-step 4 --group-size 8 --lr ${RL_LR:-1e-4} --mu 2 --ckpt-every 1 --$c --out $RUNS/rl_$c) \
         > $OUT/rl_$c.log &
     i=$((i + 1))
@@ -157,8 +158,8 @@ step ssl ${1:-150} python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1b --ssl-r
     --out $RUNS/d2
 demo_rl ${2:-210}
 local C="python3 bench/demo/policy.py compare"
-(export CUDA_VISIBLE_DEVICES=0; step compare_0 ${3:-170} $C $RUNS/d2 $RUNS/rl_no-contrastive -- $DEMO --no-contrastive) &
-(export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); step compare_1 ${3:-170} $C $RUNS/rl_contrastive -- $DEMO --no-contrastive) &
+(export CUDA_VISIBLE_DEVICES=0; step compare_0 ${3:-170} $C $RUNS/d2 $RUNS/rl_no-contrastive -- $DEMO) &
+(export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); step compare_1 ${3:-170} $C $RUNS/rl_contrastive -- $DEMO) &
 wait
 }
 

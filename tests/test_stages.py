@@ -126,7 +126,7 @@ def test_sft_contrastive_adds_each_record_under_contrastive_prompts(tmp_path, mo
     monkeypatch.setattr(rl, "sft_step", lambda cfg, m, o, ex: seen.append(ex) or sft_step(cfg, m, o, ex))
     monkeypatch.setattr(rl, "build_prompt", build_prompt)  # the real one, also after short_prompts ran
     flags = TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", records), "--task", "cpu/relu",
-                    "--sft-batch", "4", "--steps", "4", "--lr", "1e-3", "--sft-contrastive", "--out", str(tmp_path / "o")]
+                    "--sft-batch", "4", "--steps", "4", "--lr", "1e-3", "--sft-contrastive", "--out", str(tmp_path)]
     cfg = rl.run(rl.parse_config(flags))
     tok = rl.load_policy(cfg)[1]
     shown = {}  # record's target -> the contrastive prompts it was trained under
