@@ -323,7 +323,8 @@ def continue_optimizer(cfg, opt):
     only), at this run's lr and weight decay. A fresh AdamW's first step moves every weight by lr whatever its
     gradient: one such step at lr 3e-4 took the demo's sft policy from a loss of 0.0015 to 0.017 per token on its
     own training data, and after ssl's two it wrote no working code; with the moments kept, 0.0017 (RESULTS, 8)."""
-    state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location=cfg.device, weights_only=False)  # ours
+    # mmap: only the moments are read (initial_policy read the weights); load_state_dict moves them to the weights'
+    state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location="cpu", mmap=True, weights_only=False)  # ours
     if "optim" in state:
         opt.load_state_dict(state["optim"])
         for group in opt.param_groups:
@@ -795,6 +796,15 @@ def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         print(f"collect {task[0]} | {ok} correct of {tried} attempts", flush=True)
 
 
+def add_measured(db, records, meta=None):
+    """Put the records' measured working codes (task, code, a result with a speedup: collected.jsonl, stage-1 data)
+    into the exemplar database, scored by that speedup."""
+    for r in records:
+        res = r.get("result") or {}
+        if r.get("task") and r.get("code") and res.get("speedup") and res.get("status", "ok") == "ok":
+            db.add(r["task"], r["code"], res["speedup"], meta=meta)
+
+
 def sft_records(cfg):
     """The records of --data that hold a working candidate: ref_code, completion or code, and no failed result."""
     recs = read_jsonl(cfg.data)
@@ -870,10 +880,7 @@ def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     """Stage 1: AdamW steps start..steps on sft_batch records of --data each, epoch after reshuffled epoch; with
     --sft-contrastive each step also trains the same records under contrastive prompts (contrastive_example)."""
     records = sft_records(cfg)
-    for r in records:  # measured working codes (collected.jsonl) become exemplars that stage 3 can show
-        res = r.get("result") or {}
-        if r.get("task") and r.get("code") and res.get("speedup"):
-            db.add(r["task"], r["code"], res["speedup"], meta=dict(data=cfg.data))
+    add_measured(db, records, meta=dict(data=cfg.data))  # exemplars that stage 3 (and --sft-contrastive) can show
     examples = sft_examples(cfg, model, tok, records)
     per_epoch = -(-len(examples) // cfg.sft_batch)
     for step in range(start, cfg.steps + 1):

@@ -103,10 +103,7 @@ def exemplar_db(path, tasks):
     db = ExemplarDB()
     for name, ref in tasks:
         db.seed_reference(name, ref)
-    for r in rl.read_jsonl(path):
-        res = r.get("result") or {}
-        if r.get("task") and r.get("code") and res.get("status") == "ok" and res.get("speedup"):
-            db.add(r["task"], r["code"], res["speedup"])
+    rl.add_measured(db, rl.read_jsonl(path))
     return db
 
 
