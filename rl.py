@@ -973,6 +973,9 @@ def run(cfg, reward_fn=None):
     print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
           f"parameters, from step {start}, out {out}")
     STAGES[cfg.stage](cfg, tasks, model, tok, opt, db, best, start, reward_fn)
+    if dist.is_initialized():  # leave together: a gloo rank exiting with its group alive can abort (SIGABRT)
+        barrier()
+        dist.destroy_process_group()
     return cfg
 
 

@@ -99,6 +99,7 @@ torch.set_num_threads(1)
 import rl, test_ddp
 test_ddp.fake_evaluation(setattr)
 rl.run(rl.parse_config(sys.argv[1:]))
+assert not torch.distributed.is_initialized()  # run() left the group (a gloo rank exiting in it aborted: 1 exit in 240)
 """
 # 3 tasks over 2 ranks (1 + 2 generated), 9 samples (5 + 4 trained), dapo (needs the global token count), mu = 2.
 # grad_accum 9: one sample per micro-batch in both runs, as batching pads prompts to different lengths, which moves
