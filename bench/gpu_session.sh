@@ -13,8 +13,8 @@
 #   bash bench/gpu_session.sh probe       # session 7: why generation was slow (gen_probe variants), beside sft
 #   bash bench/gpu_session.sh demo_gpu    # session 7: ssl, the sft policy's paired sample, rl arms (section 8)
 #   bash bench/gpu_session.sh demo_final  # session 7: ssl, rl arms, paired samples after (section 8)
-#   bash bench/gpu_session.sh demo_next   # the next step: sft --sft-contrastive from section 8's sft, ssl; then
-#   bash bench/gpu_session.sh demo_next_rl  # both rl arms from it, each arm's paired before/after
+#   bash bench/gpu_session.sh demo_next   # the next step: sft --sft-contrastive from section 8's sft, ssl, the
+#   bash bench/gpu_session.sh demo_next_rl  # rl arms; then (warm machine) the arms resumed, paired before/after
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -68,14 +68,15 @@ baselines() {
 step baselines 580 python3 bench/time_tasks.py --compile --task 'level1/*,level2/*,level3/*' --out $OUT/baselines.md
 }
 
-DEMO_T=level1/relu_large,level1/gelu_erf,level1/elu,level1/softplus,level1/sum_lastdim,level1/mean_dim1
-DEMO_T=$DEMO_T,level1/rmsnorm_wide,level1/mse_loss
+DEMO_T8=level1/relu_large,level1/gelu_erf,level1/elu,level1/softplus,level1/sum_lastdim,level1/mean_dim1
+DEMO_T=${DEMO_T:-$DEMO_T8,level1/rmsnorm_wide,level1/mse_loss}  # DEMO_T, MAX_NEW, DEMO_DATA: a dry run on the CPU
 # the longest working candidate is 5.5 KB (rmsnorm_wide/faster_row_registers): ~5,800 byte tokens with the reply's
 # sections, so --max-new-tokens 6000. Temperature 0.5: in run M (0.7) 19% of the copies of 2-5 KB programs compiled
 # and worked, and a sample that wanders never ends, so it costs the full 6,000 tokens
-DEMO="--model tiny --device $DEVICE --task $DEMO_T --max-new-tokens 6000 --temperature 0.5 --gen-batch 8"
+DEMO="--model tiny --device $DEVICE --task $DEMO_T --max-new-tokens ${MAX_NEW:-6000} --temperature 0.5 --gen-batch 8"
 
-DEMO_DATA=bench/demo_cuda/stage1_h200_d9a6905.jsonl  # build_data.py's output on the H200 (2026-11-30, run M)
+# build_data.py's output on the H200 (2026-11-30, run M)
+DEMO_DATA=${DEMO_DATA:-bench/demo_cuda/stage1_h200_d9a6905.jsonl}
 
 demo_sft() {  # stage 1 from $1; run M on one H200: 1,000 steps at lr 1e-3 in 80 s (loss per byte 5.5 -> 0.0045),
 # 600 at 3e-4 in 55 s (~0.0015 at step 400, where this one stops)
@@ -163,26 +164,52 @@ local C="python3 bench/demo/policy.py compare"
 wait
 }
 
-demo_next() {  # issue 10, the next session, call 1 of 2 (never run): a policy for both arms of the ablation. sft
-# with --sft-contrastive from the sft policy of section 8 (runs/gpu_session/d1b, carry it; on the CPU this taught
-# the tiny model to answer contrastive prompts: bench/demo/README.md), then one ssl round; brings back $OUT/d2c.tgz
-test -f $RUNS/d1b/ckpt.pt || { echo "no $RUNS/d1b/ckpt.pt: carry runs/gpu_session/d1b"; return 1; }
-step sft_c ${1:-200} python3 rl.py --stage sft $DEMO --init-from $RUNS/d1b --data $DEMO_DATA --steps 400 \
-    --sft-batch 8 --lr 3e-4 --sft-contrastive --ckpt-every 50 --out $RUNS/d1c
-step ssl_c ${2:-170} python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1c --ssl-rounds 1 --group-size 4 --lr 3e-4 \
-    --out $RUNS/d2c
-tar czf $OUT/d2c.tgz -C $RUNS d2c
+arms() {  # both rl arms, one per GPU, up to step RL_STEPS: from the policy in $1, or resumed from the arm's own
+# checkpoint (every step writes one) where an earlier call got that far; $2: the limit in seconds
+local i=0
+for c in no-contrastive contrastive; do
+    local start="--init-from $1"; test -f $RUNS/rl_$c/ckpt.pt && start=--resume || rm -rf $RUNS/rl_$c
+    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c $2 python3 rl.py $DEMO $start --steps ${RL_STEPS:-8} \
+        --tasks-per-step 4 --group-size 8 --lr ${RL_LR:-1e-4} --mu 2 --ckpt-every 1 --$c --out $RUNS/rl_$c) \
+        >> $OUT/rl_$c.log 2>&1 &
+    i=$((i + 1))
+done
+wait
+for c in no-contrastive contrastive; do tail -n 4 $OUT/rl_$c.log; done
 }
 
-demo_next_rl() {  # call 2 of 2: both rl arms from d2c (carry runs/gpu_session/d2c), one per GPU (an RL step of 4
-# tasks x 8 took ~2 min on one H200, 90 s of it evaluation), then each arm's paired before/after under its own
-# prompts (the contrastive one showing the stage-1 data's codes). $1 $2: limits of each arm, of the comparisons
-FROM=$RUNS/d2c demo_rl ${1:-330}
-local C="python3 bench/demo/policy.py compare $RUNS/d2c"
-(export CUDA_VISIBLE_DEVICES=0; step after_plain ${2:-200} $C $RUNS/rl_no-contrastive -- $DEMO) &
+pack() {  # everything of the demo in one file, $BACK/demo.tgz (the device tool brings back at most 8 files)
+for c in no-contrastive contrastive; do
+    test -f $RUNS/rl_$c/log.jsonl && python3 bench/demo/policy.py report $RUNS/rl_$c > $OUT/report_$c.md 2>&1
+done
+local runs=$(cd $RUNS && pwd) kept=$(cd $RUNS && ls -d d1c d2c rl_no-contrastive rl_contrastive 2>/dev/null)
+tar czf ${BACK:-$OUT}/demo.tgz --exclude=demo.tgz -C $OUT . -C $runs $kept
+}
+
+demo_next() {  # issue 10, call 1 of 2 (~560 s; never run): a policy for both arms of the ablation, then their first
+# steps. sft with --sft-contrastive from section 8's sft policy (carry runs/gpu_session/d1b; on the CPU this taught
+# the tiny model to answer contrastive prompts: bench/demo/README.md), one ssl round on both GPUs, then the arms
+# until the limit. Run it as OUT=/tmp/s BACK=$OUT bash bench/gpu_session.sh demo_next: one tarball comes back.
+test -f $RUNS/d1b/ckpt.pt || { echo "no $RUNS/d1b/ckpt.pt: carry runs/gpu_session/d1b"; return 1; }
+step sft_c ${1:-170} python3 rl.py --stage sft $DEMO --init-from $RUNS/d1b --data $DEMO_DATA --steps ${SFT_STEPS:-400} \
+    --sft-batch 8 --lr 3e-4 --sft-contrastive --ckpt-every 50 --out $RUNS/d1c
+step ssl_c ${2:-150} python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1c --ssl-rounds 1 --group-size 4 --lr 3e-4 \
+    --out $RUNS/d2c
+test -f $RUNS/d2c/ckpt.pt || { echo "ssl wrote no checkpoint"; pack; return 1; }
+arms $RUNS/d2c ${3:-220}
+pack
+}
+
+demo_next_rl() {  # call 2 of 2, at once on the warm machine (else carry runs/gpu_session, unpacked from call 1's
+# tarball): the arms resumed until the limit, then each arm's paired before/after (d2c vs the arm, same seeds) under
+# its own prompts (the contrastive one showing the stage-1 data's codes), one per GPU. $1 $2: the limits
+arms $RUNS/d2c ${1:-300}
+local C="python3 bench/demo/policy.py compare --samples ${SAMPLES:-4} $RUNS/d2c"
+(export CUDA_VISIBLE_DEVICES=0; step after_plain ${2:-230} $C $RUNS/rl_no-contrastive -- $DEMO) &
 (export CUDA_VISIBLE_DEVICES=$((1 % NGPU))
- step after_contrastive ${2:-200} $C $RUNS/rl_contrastive --exemplars $DEMO_DATA -- $DEMO) &
+ step after_contrastive ${2:-230} $C $RUNS/rl_contrastive --exemplars $DEMO_DATA -- $DEMO) &
 wait
+pack
 }
 
 "${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_next|demo_next_rl}" "${@:2}"
