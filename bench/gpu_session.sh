@@ -99,21 +99,26 @@ demo_sft $RUNS/cuda_stage1.jsonl
 demo_ssl 150
 }
 
+arms() {  # both rl arms, one per GPU, up to step RL_STEPS: from the policy in $1, or resumed from the arm's own
+# checkpoint (every step writes one) where an earlier call got that far; $2: the limit in seconds
+local i=0
+for c in no-contrastive contrastive; do
+    local start="--init-from $1"; test -f $RUNS/rl_$c/ckpt.pt && start=--resume || rm -rf $RUNS/rl_$c
+    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c $2 python3 rl.py $DEMO $start --steps ${RL_STEPS:-8} \
+        --tasks-per-step 4 --group-size 8 --lr ${RL_LR:-1e-4} --mu 2 --ckpt-every 1 --$c --out $RUNS/rl_$c) \
+        >> $OUT/rl_$c.log 2>&1 &
+    i=$((i + 1))
+done
+wait
+for c in no-contrastive contrastive; do tail -n 4 $OUT/rl_$c.log; done
+}
+
 demo_rl() {  # issue 10: the ablation, same seed and steps, one arm per GPU; $1: each arm's limit in seconds
 local from=${FROM:-$RUNS/d2}; test -f $from/ckpt.pt || from=$RUNS/d1b  # ssl cut short: start from sft
 test -f $from/ckpt.pt || { echo "no $RUNS/d1b or d2: run 'demo' first on this machine"; return 1; }
 echo "rl from $from"
-local i=0
-for c in no-contrastive contrastive; do  # in parallel: GPU i generates, trains and evaluates arm i
-    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c ${1:-540} python3 rl.py $DEMO --init-from $from \
-        --steps ${RL_STEPS:-3} \
-        --tasks-per-step 4 --group-size 8 --lr ${RL_LR:-1e-4} --mu 2 --ckpt-every 1 --$c --out $RUNS/rl_$c) \
-        > $OUT/rl_$c.log &
-    i=$((i + 1))
-done
-wait
+RL_STEPS=${RL_STEPS:-3} arms $from ${1:-540}
 for c in no-contrastive contrastive; do
-    tail -n 8 $OUT/rl_$c.log
     python3 bench/demo/policy.py report $RUNS/rl_$c > $OUT/report_$c.md 2>&1
     cp $RUNS/rl_$c/log.jsonl $OUT/log_$c.jsonl 2>/dev/null
 done
@@ -162,20 +167,6 @@ local C="python3 bench/demo/policy.py compare"
 (export CUDA_VISIBLE_DEVICES=0; step compare_0 ${3:-170} $C $RUNS/d2 $RUNS/rl_no-contrastive -- $DEMO) &
 (export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); step compare_1 ${3:-170} $C $RUNS/rl_contrastive -- $DEMO) &
 wait
-}
-
-arms() {  # both rl arms, one per GPU, up to step RL_STEPS: from the policy in $1, or resumed from the arm's own
-# checkpoint (every step writes one) where an earlier call got that far; $2: the limit in seconds
-local i=0
-for c in no-contrastive contrastive; do
-    local start="--init-from $1"; test -f $RUNS/rl_$c/ckpt.pt && start=--resume || rm -rf $RUNS/rl_$c
-    (export CUDA_VISIBLE_DEVICES=$((i % NGPU)); step rl_$c $2 python3 rl.py $DEMO $start --steps ${RL_STEPS:-8} \
-        --tasks-per-step 4 --group-size 8 --lr ${RL_LR:-1e-4} --mu 2 --ckpt-every 1 --$c --out $RUNS/rl_$c) \
-        >> $OUT/rl_$c.log 2>&1 &
-    i=$((i + 1))
-done
-wait
-for c in no-contrastive contrastive; do tail -n 4 $OUT/rl_$c.log; done
 }
 
 pack() {  # everything of the demo in one file, $BACK/demo.tgz (the device tool brings back at most 8 files)
