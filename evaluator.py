@@ -4,49 +4,55 @@
     python -c "import evaluator as e; print(e.evaluate(open(ref).read(), open(cand).read(), device='cuda'))"
 
 The candidate is adversarial code written by a policy that is paid for speed. Three kinds of process take part:
-the caller starts them and waits; the *judge* (trusted, never runs candidate code) loads the reference, makes every
-input from secret seeds, computes a float64 oracle, owns the clock and gives the verdict; two *workers* run the same
-harness code, one holding the reference `Model`, one the candidate `ModelNew`. The judge writes inputs into shared
-buffers both workers read; a worker answers a call only once forward has returned, the whole device is synchronised
-and the output is checked and copied into buffers the judge owns. CUDA events measure forward on its stream, from
-the end of a hold that fills every SM while forward launches (GPU time, not the CPU's launch latency); the
-worker's clock (to the end of the device-wide synchronize) and the judge's (stopped by the answer) charge anything
-else the candidate spent beyond what the reference usually spends there.
+the caller starts them, serves their builds and bounds their time; the *judge* (trusted, never runs candidate code)
+loads the reference, makes every input from secret seeds, computes a float64 oracle, owns the clock and gives the
+verdict; two *workers* run the same harness code, one holding the reference `Model`, one the candidate `ModelNew`.
+Each worker has its own buffers, shared with the judge alone; a worker answers a call only once forward has
+returned, the whole device is synchronised and the output is checked and copied into the judge's buffers. The
+precise clock is CUDA events on forward's stream from the end of a hold that fills every SM while forward launches
+(GPU time), or on CPU the worker's clock; the judge's own clock, from before it writes a call's inputs to the
+answer, bounds the candidate's charge from below, so nothing its process reports can make it cheaper (`charge`).
 Workers (and anything they start) are killed at the end: nothing a candidate changes reaches the next evaluation.
 Order: reference first, correctness gate, then timing (llm.c's discipline). tests/corpus holds one file per attack.
 
 Protects against (the check's name starts `reason`):
  1. crashes, hangs, illegal memory accesses, OOM, output floods: `crash`, `timeout`, `cuda_error`, `oom`, each
-    costing one result.
- 2. malformed candidates: `syntax`, `no_modelnew`, `signature`, `build` (compiler error, trimmed), `import`.
+    costing one result; a whole evaluation ends within eval_timeout_s (builds aside) on the caller's clock, which
+    no candidate can stop.
+ 2. malformed candidates: `syntax`, `no_modelnew`, `signature`, `build` (compiler error, trimmed), `import`. Builds
+    (load_inline / load at import, in __init__ or in forward) are compiled outside the sandbox, never loaded there,
+    and loaded by the worker from a folder it cannot write.
  3. wrong results: 4 input sets from 3 distributions (the task's own, wide scale, edge values: zeros and large
-    magnitudes), tolerance per output calibrated against float64 (`values`, `nonfinite`, `output_shape/dtype/device`);
-    lower precision (bf16/fp16/TF32 inside fp32) fails the fp32 tolerance.
+    magnitudes), tolerance per output calibrated against float64 and capped (`values`, `nonfinite`,
+    `output_shape/dtype/device`); lower precision (bf16/fp16/TF32 inside fp32) fails the fp32 tolerance. A
+    reference that is stochastic or overflows (non-finite where float64 is not) is refused (`reference`).
  4. lazy or deferred outputs: the output must be exactly `torch.Tensor` (`lazy_output`), not share storage with an
     input (`output_storage`), and not change after forward returned or after the call answered (`side_stream` on
     CUDA, `background_thread`).
- 5. work the clock does not see, or that slows the other side: side streams (the device-wide synchronize is inside
-    the span; a timed call starts behind a hold of every SM, so a stream that never waits for forward's stream
-    cannot work before the clock); threads and processes of one worker cannot run while the other is timed (its
-    process group is stopped, SIGSTOP/SIGCONT), and nothing it starts can leave that group (setsid and setpgid are
-    denied by seccomp); processes of the group still running at an audit are `background_process`, and so is asking the
-    evaluator's forkserver for a process (it forks for its caller only); work deferred into the harness is charged
-    (the output is copied out before the judge's clock stops).
- 6. caching and phase tricks: every timed call gets fresh input content in reused buffers (same pointers, new
-    values) and its output is checked; an output equal to an earlier call's answer is `output_replay`; correct while
-    checked but wrong while timed, or dependent on `self.training` when the reference is not, is `phase_branch`.
+ 5. work the clock does not see, or that slows the other side: whatever the candidate's process spends between the
+    judge writing its inputs and its answer is charged (side streams, threads, work hidden in the harness, forged
+    reports: `charge`); a timed call starts behind a hold of every SM, so a stream that never waits for forward's
+    stream cannot work before the clock; threads and processes of one worker cannot run while the other is timed
+    (its process group is stopped, SIGSTOP/SIGCONT), nothing it starts can leave that group (setsid and setpgid are
+    denied by seccomp), and it cannot change another process's scheduling, priority or limits (seccomp), signal or
+    ptrace a process outside its own (Landlock); processes of the group still running at an audit are
+    `background_process`, and so is asking the evaluator's forkserver for a process (it forks for its caller only).
+ 6. caching and phase tricks: every timed call gets inputs drawn afresh from the task's own get_inputs() with a
+    secret seed, in reused buffers, written only once its clock runs, and its output is checked; an output equal
+    to an earlier call's answer is `output_replay`; correct while checked but wrong while timed, or dependent on
+    `self.training` when the reference is not, is `phase_branch`.
  7. harness tampering inside the worker: replaced attributes of torch, torch.nn.functional, torch._C, torch.Tensor,
     nn.Module, torch.cuda, time, builtins, this module or its Worker class, or a profile/trace hook (`monkeypatch`);
-    changed global flags: TF32, cuDNN, matmul precision, threads, default dtype (`backend_flags`). Checked after
-    construction, after the correctness gate and at the end; a torch function or dispatch mode still active when
-    forward returns (it would run inside the harness' copy-out), and any replaced attribute of torch.Tensor, the
-    builtins, the harness or the worker object itself (its flush buffer, hold, buffers: reachable through gc), after
-    every call. The reference runs in another process anyway.
- 8. input tricks: inputs are written by the judge and compared after every candidate call (`input_mutation`); a size
-    constant of the reference redefined in the candidate module, at import or later (`shape_globals`), is rejected;
-    the candidate never sees the reference module, the seeds or the expected outputs, and cannot read them from
-    another process: the judge and the reference's worker are non-dumpable and no process of an evaluation keeps
-    CAP_SYS_PTRACE or the other capabilities that read another's memory, root included (`_seal`, Linux).
+    changed global flags: TF32, cuDNN, matmul precision, threads, default dtype (`backend_flags`). Only functions
+    whose code torch had before the candidate ran count as torch patching itself. The audits' baselines are taken
+    before any candidate code and their digest is kept by the judge (a changed baseline is `monkeypatch`).
+ 8. input tricks: inputs are written by the judge and compared after every call (`input_mutation`); a size constant
+    of the reference redefined in the candidate module (`shape_globals`) is rejected; the candidate never sees the
+    reference module, the seeds, the other side's buffers or the expected outputs: the judge and the reference's
+    worker are non-dumpable, no process of an evaluation keeps CAP_SYS_PTRACE or the capabilities that read
+    another's memory (`_seal`), CPU buffers are unnamed memfds sent over each worker's own socket, and the
+    candidate's worker may write files only under the temp dir and /dev (Landlock: not the tasks, this file, the
+    build cache).
  9. L2 reuse: a 2x-L2 buffer is rewritten (~4 GB of writes, which also brings the clocks up from idle) before every
     timed call on CUDA, for both sides, after lines marked persisting are reset to normal; a persisting-L2
     carve-out (a device-wide limit) is a changed global setting (`backend_flags`).
@@ -55,34 +61,35 @@ Protects against (the check's name starts `reason`):
     `custom_kernel` (a kernel from its own source ran), `framework_ops`, or `reference_ops`.
 
 Does not protect against:
- 1. native code (C++/CUDA, ctypes) that deliberately rewrites the worker's memory, the CUDA runtime or the harness'
-    frames: it can forge what the worker reports (which checks it passed, whether it synchronised). Values and the
-    clock stay in the judge, but a worker whose synchronize was disabled natively can answer before its GPU work ends.
- 2. integer-only inputs: fresh content per call comes from scaling floats; integer tensors repeat from a pool of two.
- 3. a candidate that is slow or wrong only on inputs the four distributions never produce.
- 4. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
- 5. processes that some other service on the machine starts on the candidate's request (a daemon that runs
-    commands), and, where seccomp is missing (not Linux), a process that leaves the group with setsid.
-    Threads a call leaves running are allowed (torch.compile starts some) and named only when the output was
-    incomplete at the answer; a thread that launches GPU work just before its worker is stopped is not seen.
- 6. a watched attribute replaced by a function from torch's own files is not reported: torch patches itself.
-    A candidate that runs other ops while profiled than while timed can choose its `speedup_kind`.
- 7. timing noise between the two processes: on an H200 identical code scored within +-2% on 49 of 49 tasks, and
-    15 kernels evaluated twice repeated within 1.5% (bench/RESULTS.md section 6). Without Triton (CUDA) there is
-    no hold and the events include the CPU's launch latency, which varies between processes (3-34% seen for
-    0.1-0.3 ms kernels). Work on a stream that never waits for forward's stream still starts a few microseconds
-    before the clock (honest/cuda_fork_without_wait: ~11 us, 1.09x on a 0.13 ms ReLU), and the hold holds SMs,
-    not copy engines: such a stream's cudaMemcpyAsync can run during it. The hold is launched through Triton's
-    Python launcher, which is not watched: patching Triton's internals could turn it into a stream-local sleep.
- 8. hidden work after forward smaller than half the reference's own overhead there (`charge`).
+ 1. code in the candidate's process forging what its worker reports: the checks the worker runs there (audits,
+    probes, aliasing, the profile behind `speedup_kind` and `same_as_reference`) can be lied about by code that
+    rewrites the harness or its replies (native code always can). What that cannot buy: values are compared by the
+    judge, and the judge's clock bounds the charge.
+ 2. a candidate that is slow or wrong only on inputs the four distributions never produce.
+ 3. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
+ 4. processes that some other service on the machine starts on the candidate's request (a daemon that runs
+    commands), and, where seccomp is missing (not Linux), a process that leaves the group with setsid; without
+    Landlock (before Linux 5.13) files, and before 6.12 signals, are not fenced. Threads a call leaves running are
+    allowed (torch.compile starts some) and named only when the output was incomplete at the answer.
+ 5. a watched attribute replaced by another function torch already had; a candidate that runs other ops while
+    profiled than while timed can choose its `speedup_kind`.
+ 6. timing noise between the two processes: on an H200 identical code scored within +-2% on 49 of 49 tasks, and
+    15 kernels evaluated twice repeated within 1.5% (bench/RESULTS.md). Without Triton (CUDA) there is no hold and
+    the events include the CPU's launch latency, which varies between processes. Work on a stream that never waits
+    for forward's stream still starts a few microseconds before the clock, and the hold holds SMs, not copy
+    engines. The hold is launched through Triton's Python launcher, which is not watched.
+ 7. hidden work smaller than clock_slack (2%) of the reference's time, and the judge's clock resolves no better
+    than the spread of the reference's overhead (tens of us on a busy CPU).
+ 8. a build runs the candidate's module (and constructor) once, ahead of its evaluation, in a build process: under
+    Landlock (it writes builds and temp files) in a session that is killed afterwards, but not in the worker's
+    group fence; compiler flags are the candidate's (a -B flag runs programs it wrote there).
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
- 1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), not atol=rtol=1e-2.
- 2. timing: CUDA events around forward on its stream after a GPU hold of 0.5 ms that covers the launch (on CPU
-    the worker's clock), plus what the worker's clock saw
-    beyond them up to a device-wide synchronize, plus what the judge's clock saw beyond the worker's, each excess
-    above the reference's usual (`charge`); median over paired rounds in random order, L2 flushed; no variance
-    gate or 3x re-check (the spread is reported instead).
+ 1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), ceiling 0.05
+    (`--tol-ceiling`), not atol=rtol=1e-2.
+ 2. timing: the precise clock (CUDA events after a 0.5 ms GPU hold; on CPU the worker's clock) bounded by the
+    judge's (`charge`); median over paired rounds in random order, L2 flushed; no variance gate or 3x re-check
+    (the spread is reported instead).
  3. every timed call is also a correctness check, with fresh inputs.
 """
 import argparse
@@ -95,6 +102,8 @@ import errno
 import fnmatch
 import hashlib
 import importlib
+import importlib.util
+import inspect
 import json
 import linecache
 import multiprocessing as mp
@@ -245,8 +254,11 @@ class Options:
     min_rounds: int = 10         # paired timed rounds, at least
     max_rounds: int = 200        # ... and at most
     time_budget_s: float = 1.0   # stop adding rounds after min_rounds once each side has run this long
+    tol_ceiling: float = 0.05    # ... and at most this (a zero output is ~0.5 off)
+    clock_slack: float = 0.02    # hidden work under this share of the reference's time is not charged (charge)
     call_timeout_s: float = 60.0
     build_timeout_s: float = 900.0
+    eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
 
 
@@ -318,6 +330,69 @@ def static_check(ref_src, cand_src):
                           f"Model.{method} takes {n_ref}; keep the reference's signature", "signature"), False
     return None, _class_fingerprint(cls) == _class_fingerprint(ref)
 
+# ---------------------------------------------------------------------------- builds: served outside the sandbox
+# A candidate may call load_inline / load anywhere (module level, __init__, the first forward). Its worker cannot run
+# ninja (the sandbox denies setpgid), so the harness answers those calls itself: the call's arguments become a build
+# spec, a build process outside the sandbox compiles it (never loading it: none of the candidate's code runs there)
+# into a folder named by the spec's hash, and the worker loads the library from that folder, which it cannot write.
+
+
+def _build_root():
+    return Path(os.environ.get("CUDAL1_BUILD_DIR", Path.home() / ".cache" / "cudal1" / "builds"))
+
+
+def _spec_dir(spec, device):
+    """The build folder of one spec (and torch version, device kind): a repeated build is a cache hit."""
+    text = json.dumps(spec, sort_keys=True)
+    key = hashlib.sha256(f"{torch.__version__}|{device.split(':')[0]}|{text}".encode()).hexdigest()[:20]
+    return _build_root() / key
+
+
+def _build_spec(kind, real, *args, **kwargs):
+    """The spec of one load_inline / load call: every argument by name, source files read into the spec."""
+    bound = inspect.signature(real).bind(*args, **kwargs).arguments
+    bound.pop("build_directory", None), bound.pop("verbose", None)
+    if bound.get("is_standalone"):
+        raise RuntimeError("cudal1: load(is_standalone=True) builds an executable; the evaluator serves libraries only")
+    if kind == "load":
+        paths = [bound.pop("sources")] if isinstance(bound.get("sources"), str) else list(bound.pop("sources"))
+        bound["files"] = [(Path(p).name, Path(p).read_text()) for p in paths]
+    return {"kind": kind, "args": bound}
+
+
+def _library(spec, folder):
+    """Load a built library as torch does after a build: a Python module, or torch.ops registrations (its path)."""
+    name, python = spec["args"]["name"], spec["args"].get("is_python_module", True)
+    path = str(Path(folder) / f"{name}.so")
+    if not python:
+        torch.ops.load_library(path)
+        return path
+    found = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(found)
+    found.loader.exec_module(mod)
+    return mod
+
+
+def _compile(spec, folder):
+    """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does."""
+    from torch.utils import cpp_extension as ce
+    args = dict(spec["args"])
+    folder.mkdir(parents=True, exist_ok=True)
+    if spec["kind"] == "load":
+        (folder / "src").mkdir(exist_ok=True)
+        args["sources"] = [str(folder / "src" / n) for n, _ in args.pop("files")]
+        for path, (_, text) in zip(args["sources"], spec["args"]["files"]):
+            Path(path).write_text(text)
+    ce._import_module_from_library = lambda *a: None  # compile only: this process never runs the candidate's code
+    try:
+        fn = ce.load if spec["kind"] == "load" else ce.load_inline
+        getattr(fn, "__wrapped__", fn)(build_directory=str(folder), **args)  # torch's own, not _serve_builds
+    except Exception as e:  # remembered: the same spec asked again (by its worker, after a prebuild) fails at once
+        (folder / "failed").write_text(f"Error building extension '{spec['args']['name']}': {_short(e)}")
+        raise
+    (folder / "built").write_text(json.dumps(spec["args"]["name"]))
+
+
 # ---------------------------------------------------------------------------- worker: runs Model or ModelNew
 
 
@@ -375,10 +450,64 @@ def _patched(before):
     return bad
 
 
+_TORCH_CODE, _TORCH_MODS = {}, set()  # id -> code object of torch's functions before any candidate code; modules seen
+
+
+def _torch_code():
+    """Record the code objects of torch's loaded modules (their functions, classes' methods, nested code). A later
+    replacement counts as torch patching itself only if its code is one of these: a file name proves nothing
+    (compile() sets any), an object that existed before the candidate does."""
+    def codes(v):  # exact types only: isinstance would read __class__, which some lazy objects warn about
+        v = v.__func__ if type(v) in (staticmethod, classmethod) else v
+        fns = (v.fget, v.fset, v.fdel) if type(v) is property else (v,)
+        return [f.__code__ for f in fns if type(f) is types.FunctionType]
+    todo = []
+    for name, mod in list(sys.modules.items()):
+        if name.split(".")[0] == "torch" and type(mod) is types.ModuleType and name not in _TORCH_MODS:
+            _TORCH_MODS.add(name)
+            for v in list(vars(mod).values()):
+                todo += [c for a in list(vars(v).values()) for c in codes(a)] if issubclass(type(v), type) else codes(v)
+    while todo:
+        c = todo.pop()
+        if isinstance(c, types.CodeType) and id(c) not in _TORCH_CODE:
+            _TORCH_CODE[id(c)] = c  # held: ids stay unique
+            todo += c.co_consts
+
+
 def _torch_own(v):
-    """Is v a function from torch's own files (torch patching itself)?"""
-    where = getattr(getattr(v, "__code__", None), "co_filename", "")
-    return str(where).startswith(os.path.dirname(torch.__file__))
+    """Is v a function whose code torch had before the candidate ran (torch patching itself)?"""
+    v = getattr(v, "__func__", v) if isinstance(v, (types.MethodType, staticmethod, classmethod)) else v
+    code = v.__code__ if isinstance(v, types.FunctionType) else None
+    return code is not None and _TORCH_CODE.get(id(code)) is code
+
+
+def _serve_builds(worker, local):
+    """Answer load_inline / load in this process (before any candidate code): local (a build process) compiles here,
+    else the worker asks the judge for the build; both then load the library from its spec's folder."""
+    from torch.utils import cpp_extension as ce
+    real = {"load_inline": ce.load_inline, "load": ce.load}
+
+    def served(kind):
+        def call(*args, **kwargs):
+            spec = _build_spec(kind, real[kind], *args, **kwargs)
+            folder = _spec_dir(spec, worker.device)
+            if (folder / "failed").exists():
+                raise RuntimeError((folder / "failed").read_text())
+            if not (folder / "built").exists():
+                _compile(spec, folder) if local else worker.request_build(spec)
+            lib = _library(spec, folder)
+            worker.exts.append(lib)
+            return lib
+        call.__name__, call.__doc__, call.__wrapped__ = kind, real[kind].__doc__, real[kind]
+        return call
+    ce.load_inline, ce.load = served("load_inline"), served("load")
+
+
+def _as_verdict(e, status, check, prefix=""):
+    """A candidate's exception as a verdict; a failed build (in whatever call it happened) is a compile_error."""
+    if isinstance(e, RuntimeError) and "Error building extension" in str(e):
+        return Verdict("compile_error", "build", _short(e))
+    return Verdict(status, check, prefix + _describe(e))
 
 
 _CUDART = []  # the CUDA runtime torch loaded, found once (before any candidate code runs in the worker)
@@ -457,33 +586,78 @@ def _flags():
     return out
 
 
+def _nbytes(shape, stride, dtype):
+    """Bytes a strided tensor spans in its storage."""
+    return 0 if 0 in shape else (1 + sum((n - 1) * s for n, s in zip(shape, stride))) * dtype.itemsize
+
+
+def _arena_size(layout):
+    return max((off + _nbytes(sh, st, dt) for off, sh, st, dt in layout), default=0)
+
+
+def _views(mem, layout):
+    """Tensors over one shared mapping, placed as layout says: [(byte offset, shape, stride, dtype)]."""
+    base = torch.frombuffer(mem, dtype=torch.uint8)
+    return [base[off:off + _nbytes(sh, st, dt)].view(dt).as_strided(sh, st) if _nbytes(sh, st, dt) else
+            torch.empty(sh, dtype=dt) for off, sh, st, dt in layout]
+
+
+def _unpack(template, tensors):
+    """(two lists of forward arguments, output buffers) from the buffers' template: None marks a tensor's place."""
+    it = iter(tensors)
+    stage = [[next(it) if x is None else x for x in template] for _ in range(2)]
+    return stage, list(it)
+
+
 class Worker:
     """One process's harness: build the model, run it on the judge's buffers, report what it saw.
 
     The same code serves the reference and the candidate, so both sides pay the same overheads."""
 
-    def __init__(self, device):
-        self.device, self.cuda = device, device.startswith("cuda")
-        self.model, self.owned = None, {}  # owned: the harness' own attributes, as it set them (see _own)
+    def __init__(self, device, conn=None):
+        self.device, self.cuda, self.conn = device, device.startswith("cuda"), conn
+        self.model, self.owned, self.exts = None, {}, []  # owned: the harness' own attributes, as it set them (_own)
         self._own(flush_buf=None, hold=None)
         torch.set_grad_enabled(False)
 
-    def build(self, src, ext_dir, env, name="candidate", path=None):
-        """Import the module (this is where load_inline compiles); errors become compile_error."""
-        os.environ.update(env, TORCH_EXTENSIONS_DIR=ext_dir)
+    def build(self, src, env, name="candidate", path=None):
+        """Import the module (load_inline calls are served by _serve_builds); errors become compile_error."""
+        os.environ.update(env)
         try:
-            return _exec_module(src, name, path or Path(ext_dir) / f"{name}.py")
-        except RuntimeError as e:
-            if "Error building extension" in str(e) or "ninja" in str(e).lower():
-                raise Verdict("compile_error", "build", _short(e)) from None
-            raise Verdict("compile_error", "import", _describe(e)) from None
+            return _exec_module(src, name, path or Path(tempfile.gettempdir()) / f"{name}.py")
+        except Verdict:
+            raise
         except Exception as e:
-            raise Verdict("compile_error", "import", _describe(e)) from None
+            raise _as_verdict(e, "compile_error", "import") from None
 
-    def prebuild(self, src, ext_dir, env):
-        self.build(src, ext_dir, env)
+    def prebuild(self, src, env, ref_src=None):
+        """In a build process: run the module (and construct ModelNew) so that its builds are compiled here."""
+        _serve_builds(self, local=True)
+        init_args = _exec_module(ref_src, "reference", Path(tempfile.gettempdir()) / "ref.py").get_init_inputs() \
+            if ref_src else None
+        mod = self.build(src, env)
+        if init_args is not None and isinstance(getattr(mod, "ModelNew", None), type):
+            with contextlib.suppress(Exception):  # a constructor that fails fails again in its worker, with a verdict
+                mod.ModelNew(*init_args)
 
-    def setup(self, src, cls_name, init_args, init_seed, consts, ext_dir, env, logdir):
+    def build_spec(self, spec, env):
+        """In a build process: compile one load_inline / load call a worker asked for."""
+        os.environ.update(env)
+        try:
+            _compile(spec, _spec_dir(spec, self.device))
+        except Exception as e:
+            raise Verdict("compile_error", "build", _short(e)) from None
+
+    def request_build(self, spec):
+        """In a worker: ask the judge for a build (the caller runs it outside the sandbox) and wait for it."""
+        self.conn.send(("build", spec))
+        ans = self.conn.recv()
+        if ans[0] != "built":
+            raise RuntimeError(f"Error building extension '{spec['args']['name']}': {ans[1]}")
+
+    def prepare(self, env):
+        """Before any candidate code: start what the harness needs, take the baselines the audits compare with, and
+        return their digest, which the judge keeps (the worker's copies are reachable by the candidate)."""
         if self.cuda:
             if torch.device(self.device).index is not None:
                 torch.cuda.set_device(torch.device(self.device))
@@ -493,16 +667,27 @@ class Worker:
                       hold=_gpu_hold(self.device))  # before any candidate code: its own kernel
         (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
         os.environ.update(env)
-        for name in ("torch.utils.cpp_extension", "torch._dynamo"):  # before the baselines, as their imports change
-            importlib.import_module(name)  # torch (dynamo wraps torch.manual_seed); dynamo is usually preloaded by
-            # the forkserver, cpp_extension never (importing it queries CUDA, which forked children cannot inherit)
+        for name in ("torch.utils.cpp_extension", "torch._dynamo", "torch.profiler"):  # imports change torch's attrs
+            importlib.import_module(name)  # (dynamo wraps torch.manual_seed); dynamo is usually preloaded by the
+            # forkserver, cpp_extension never (importing it queries CUDA, which forked children cannot inherit)
         # torch.compile compiles in this process, not in a pool of child processes (which would be background work);
         # set here, not through the environment: the forkserver read that when it imported dynamo
         importlib.import_module("torch._inductor.config").compile_threads = 1
+        _serve_builds(self, local=False)
+        _torch_code()  # the code objects torch has now: only these count as torch patching itself
         self.attrs, self.flags0 = _attr_ids(), _flags()
-        Path(ext_dir).mkdir(parents=True, exist_ok=True)
-        self.ext_dir, name = ext_dir, cls_name.lower()
-        self.mod, self.consts = self.build(src, ext_dir, env, name, Path(logdir) / f"{name}.py"), consts
+        return self.digest()
+
+    def digest(self):
+        """A hash of the audits' baselines; the judge compares it with the one prepare returned."""
+        return hashlib.sha256(repr((self.attrs, self.flags0)).encode()).hexdigest()
+
+    def setup(self, src, cls_name, init_args, init_seed, consts, env, logdir, confine=False):
+        if confine:  # from here on: writes only under the temp dir and /dev, no signals or ptrace outside
+            _landlock([tempfile.gettempdir(), "/dev"])
+            os.environ["TRITON_CACHE_DIR"] = str(Path(tempfile.gettempdir(), f"cudal1-triton-{os.getuid()}"))
+        name = cls_name.lower()
+        self.mod, self.consts = self.build(src, env, name, Path(logdir) / f"{name}.py"), consts
         self._check_consts()
         cls = getattr(self.mod, cls_name, None)
         if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
@@ -511,8 +696,7 @@ class Worker:
         try:
             self.model = cls(*init_args).to(self.device)
         except Exception as e:
-            raise Verdict("runtime_error", "exception",
-                          f"{cls_name}(*get_init_inputs()) failed: {_describe(e)}") from None
+            raise _as_verdict(e, "runtime_error", "exception", f"{cls_name}(*get_init_inputs()) failed: ") from None
         # what the harness touches right after forward returns (tensor methods, builtins, itself): compared after
         # every call (import and construction are audited separately against the state before them)
         self.guard = [(name, o, dict(vars(o))) for name, o in (
@@ -526,13 +710,22 @@ class Worker:
             setattr(self, k, v)
         self.owned.update(attrs)
 
-    def buffers(self, stage):
-        self._own(stage=stage,  # two lists of forward arguments; their tensors live in memory shared with the judge
-                  in_ranges=[(t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
-                             for args in stage for t in args if isinstance(t, torch.Tensor)])
-
-    def outputs(self, recv):
-        self._own(recv=recv)  # tensors shared with the judge, one per output
+    def buffers(self, template, payload):
+        """This side's buffers from the judge (_side_buffers): two lists of forward arguments and one output buffer
+        per output, in memory shared with the judge alone (CUDA: IPC handles; CPU: an unnamed memfd sent over this
+        worker's own socket, so no file or socket of the evaluation names it)."""
+        if self.cuda:
+            tensors = payload
+        else:
+            import mmap
+            from multiprocessing.reduction import recv_handle
+            fd = recv_handle(self.conn)
+            mem = mmap.mmap(fd, max(1, _arena_size(payload)))
+            os.close(fd)
+            tensors = _views(mem, payload)
+        stage, recv = _unpack(template, tensors)
+        self._own(stage=stage, recv=recv,
+                  in_ranges=[(t.data_ptr(), t.nbytes) for args in stage for t in args if isinstance(t, torch.Tensor)])
 
     def held(self):
         return self.hold is not None
@@ -584,7 +777,7 @@ class Worker:
             stream.synchronize()
             snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
         _device_sync(self.device)  # a C function held since import: no patch reaches it
-        held = _elapsed(ev[2], ev[0]) if hold else 0.0
+        held = _elapsed(ev[2], ev[0]) if hold else 0.0  # a report for the samples only: the judge charges none of it
         ms = ((_perf() if self.cuda else t1) - t0) * 1e3 - held
         gpu_ms = _elapsed(ev[0], ev[1]) if self.cuda else ms
         self._guard()  # the harness' own 0.1-0.3 ms: off the worker's clock (the judge's clock still runs)
@@ -607,7 +800,7 @@ class Worker:
         if probe:
             self._probe(outs, snap)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())  # by this call, still running
-        return gpu_ms, ms, alias, started, held
+        return gpu_ms, ms, alias, started
 
     def _guard(self):
         """Raise if forward left a torch function or dispatch mode active or replaced anything the harness touches
@@ -635,9 +828,7 @@ class Worker:
     def profile(self, b):
         """What one call runs: aten ops (name -> count), GPU kernel names, calls into the module's own builds."""
         from torch.profiler import ProfilerActivity, profile
-        homes = [*vars(self.mod).values(), *vars(self.model).values()]
-        exts = [m for m in homes if isinstance(m, types.ModuleType) and
-                str(getattr(m, "__file__", "")).startswith(self.ext_dir)]  # what load_inline built for this source
+        exts = [m for m in self.exts if isinstance(m, types.ModuleType)]  # what _serve_builds loaded for this source
         calls, undo = [0], []
         for ext in exts:
             for k, fn in list(vars(ext).items()):
@@ -653,16 +844,19 @@ class Worker:
                 _device_sync(self.device)
             events = prof.events()
         except Exception as e:  # a profiler that cannot run here (no CUPTI, say) costs the kind, not the verdict
-            return {"error": f"{type(e).__name__}: {e}"[:200], "has_ext": bool(exts)}
+            return {"error": f"{type(e).__name__}: {e}"[:200], "has_ext": bool(self.exts)}
         finally:
             for ext, k, fn in undo:
                 setattr(ext, k, fn)
-        ops = {}
+        ops, other = {}, set()
         for e in events:
             if e.name.startswith("aten::"):
                 ops[e.name] = ops.get(e.name, 0) + 1
+            elif "::" in e.name:  # torch.ops of a library (TORCH_LIBRARY), the profiler's own records
+                other.add(e.name)
         kernels = sorted({e.name for e in events if e.device_type == torch.autograd.DeviceType.CUDA})
-        return {"ops": ops, "kernels": kernels, "ext_calls": calls[0], "has_ext": bool(exts)}
+        return {"ops": ops, "other_ops": sorted(other), "kernels": kernels, "ext_calls": calls[0],
+                "has_ext": bool(self.exts)}
 
     def _check_consts(self):
         for k, v in self.consts.items():
@@ -682,6 +876,7 @@ class Worker:
         changed = [f"{k}: {self.flags0[k]} -> {now[k]}" for k in now if now[k] != self.flags0[k]]
         if changed:
             raise Verdict("rejected", "backend_flags", "global settings changed: " + "; ".join(changed))
+        return self.digest()
 
 
 def _flatten(out):
@@ -761,35 +956,97 @@ def _refusal(pgid):
                    "outside its process group: refused, and the process that asked stopped")
 
 
-# syscalls that leave a process group, per audit arch: setsid, setpgid (x86-64 also through its x32 numbers, and
-# i386's int 0x80 numbers, which an x86-64 process can reach too)
-_GROUP_EXITS = {0xC000003E: (112, 109, 0x40000070, 0x4000006D), 0x40000003: (66, 57), 0xC00000B7: (157, 154)}
+# per audit arch (x86-64 also through its x32 numbers; i386's int 0x80 numbers, which an x86-64 process can reach
+# too): the syscalls that leave a process group (setsid, setpgid), and those that change another process's
+# scheduling or limits, with the index of their pid argument: setpriority, sched_setparam, sched_setscheduler,
+# sched_setaffinity, ioprio_set, prlimit64, sched_setattr
+_X32 = 0x40000000
+_GROUP_EXITS = {0xC000003E: (112, 109, _X32 | 112, _X32 | 109), 0x40000003: (66, 57), 0xC00000B7: (157, 154)}
+_OTHERS = {0xC000003E: ((141, 1), (142, 0), (144, 0), (203, 0), (251, 1), (302, 0), (314, 0)),
+           0x40000003: ((97, 1), (154, 0), (156, 0), (241, 0), (289, 1), (340, 0), (351, 0)),
+           0xC00000B7: ((140, 1), (118, 0), (119, 0), (122, 0), (30, 1), (261, 0), (274, 0))}
 
 
 def _stay_in_group(group=True):
-    """Seccomp (Linux): setsid() and setpgid() fail with EPERM in this process and everything it starts, so nothing
-    the candidate starts can leave its process group: the SIGSTOP fence, the audit and the final kill reach all of
-    it. group=False (builds: ninja puts each compiler in a group of its own) denies setsid alone: nothing leaves the
-    session, which _stop kills whole. Best effort: without seccomp (or on another arch) nothing changes."""
+    """Seccomp (Linux), for this process and everything it starts: setsid() and setpgid() fail with EPERM, so nothing
+    the candidate starts can leave its process group (the SIGSTOP fence, the audit and the final kill reach all of
+    it); and the scheduling, priority and limits of any process but the caller's own (pid 0) cannot be changed (a
+    candidate would pin the reference's worker to one core). group=False (builds: ninja puts each compiler in a
+    group of its own) denies setsid alone: nothing leaves the session, which _stop kills whole. Best effort: without
+    seccomp (or on another arch) nothing changes."""
     if sys.platform != "linux":
         return
-    allow, deny, to_deny = (0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x00050000 | errno.EPERM), -1  # RET_ALLOW/ERRNO
-    prog = [(0x20, 0, 0, 4)]  # A = seccomp_data.arch
-    for arch, nrs in _GROUP_EXITS.items():  # not this arch: skip its block; else A = nr, compared with each exit
-        nrs = nrs if group else nrs[::2]  # (setsid, setpgid) pairs
-        prog += [(0x15, 0, len(nrs) + 2, arch), (0x20, 0, 0, 0), *[(0x15, to_deny, 0, nr) for nr in nrs], allow]
-    prog += [allow, deny]
-    prog = [(c, len(prog) - 2 - i if jt == to_deny else jt, jf, k) for i, (c, jt, jf, k) in enumerate(prog)]
+    prog = [("ld", 4)]  # A = seccomp_data.arch; then one block per arch, entered when A is that arch
+    for i, (arch, exits) in enumerate(_GROUP_EXITS.items()):
+        prog += [(f"arch{i}",), ("jeq", arch, None, f"arch{i + 1}"), ("ld", 0)]  # A = the syscall's number
+        prog += [("jeq", nr, "deny", None) for nr in (exits if group else exits[::2])]  # (setsid, setpgid) pairs
+        others = _OTHERS[arch] + tuple((_X32 | nr, a) for nr, a in _OTHERS[arch] if arch == 0xC000003E)
+        for j, (nr, arg) in enumerate(others):  # allowed only on pid 0 (the caller): both words of the argument 0
+            prog += [("jeq", nr, None, f"skip{i}.{j}"), ("ld", 16 + 8 * arg), ("jeq", 0, None, "deny"),
+                     ("ld", 20 + 8 * arg), ("jeq", 0, "allow", "deny"), (f"skip{i}.{j}",)]
+        prog.append(("ret", 0x7FFF0000))  # RET_ALLOW
+    prog += [(f"arch{len(_GROUP_EXITS)}",), ("allow",), ("ret", 0x7FFF0000), ("deny",),
+             ("ret", 0x00050000 | errno.EPERM)]  # RET_ERRNO
+    labels, code = {}, []
+    for ins in prog:  # labels are 1-tuples: they name the next instruction
+        if len(ins) == 1:
+            labels[ins[0]] = len(code)
+        else:
+            code.append(ins)
+    jump = lambda i, to: 0 if to is None else labels[to] - i - 1  # None: the next instruction
 
     class Insn(ctypes.Structure):
         _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
 
     class Prog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Insn))]
-    insns = (Insn * len(prog))(*[Insn(*i) for i in prog])
+    ops = {"ld": lambda i, k: (0x20, 0, 0, k), "ret": lambda i, k: (0x06, 0, 0, k),  # BPF_LD|W|ABS, BPF_RET|K
+           "jeq": lambda i, k, t, f: (0x15, jump(i, t), jump(i, f), k)}               # BPF_JMP|JEQ|K
+    insns = (Insn * len(code))(*[Insn(*ops[op](i, *args)) for i, (op, *args) in enumerate(code)])
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(38, 1, 0, 0, 0) == 0:  # PR_SET_NO_NEW_PRIVS, needed to install a filter without CAP_SYS_ADMIN
-        libc.prctl(22, 2, ctypes.byref(Prog(len(prog), insns)), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        libc.prctl(22, 2, ctypes.byref(Prog(len(code), insns)), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+# Landlock (Linux 5.13+; signal scoping 6.12+): access rights from linux/landlock.h
+_LL_WRITE = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write file, remove, make char/dir/reg/sock/...
+_LL_ABI_RIGHTS = {2: 1 << 13, 3: 1 << 14}                           # refer (ABI 2), truncate (ABI 3)
+
+
+def _landlock(writable):
+    """Landlock this process and what it starts: files may be written only under `writable`; from ABI 6 on no
+    signal reaches a process outside (the judge, the reference, the caller, other evaluations) and no abstract
+    socket outside can be reached; ptrace of any process outside is refused at every ABI. Returns the ABI (0: none,
+    nothing changed)."""
+    if sys.platform != "linux":
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    if abi < 1:
+        return 0
+    rights = _LL_WRITE | sum(r for v, r in _LL_ABI_RIGHTS.items() if abi >= v)
+
+    class Ruleset(ctypes.Structure):
+        _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+    class Beneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+    attr = Ruleset(rights, 0, 0b11 if abi >= 6 else 0)  # scoped: abstract unix sockets, signals
+    size = ctypes.sizeof(Ruleset) if abi >= 6 else 16 if abi >= 4 else 8
+    fd = libc.syscall(444, ctypes.byref(attr), size, 0)
+    if fd < 0:
+        return 0
+    try:
+        for path in writable:
+            with contextlib.suppress(OSError):
+                dfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                libc.syscall(445, fd, 1, ctypes.byref(Beneath(rights, dfd)), 0)  # LANDLOCK_RULE_PATH_BENEATH
+                os.close(dfd)
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+        return abi if libc.syscall(446, fd, 0) == 0 else 0  # landlock_restrict_self
+    finally:
+        os.close(fd)
 
 
 def _group(pgid, field=2):
@@ -814,7 +1071,10 @@ def _worker_main(conn, device, logdir, role):
     fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
-    worker = Worker(device)
+    if build:  # a build runs the candidate's module (prebuild) and compilers: it writes builds and temp files only
+        _build_root().mkdir(parents=True, exist_ok=True)
+        _landlock([tempfile.gettempdir(), "/dev", str(_build_root())])
+    worker = Worker(device, conn)
     while True:
         try:
             msg = conn.recv()
@@ -830,7 +1090,8 @@ def _worker_main(conn, device, logdir, role):
             text = str(e)
             kind = ("cuda_error" if "CUDA error" in text or "illegal memory access" in text else
                     "oom" if "can't allocate memory" in text or "out of memory" in text else "exception")
-            reply = ("fail", "runtime_error", kind, _describe(e))
+            v = _as_verdict(e, "runtime_error", kind) if isinstance(e, Exception) else None
+            reply = ("fail", v.status, v.check, v.reason) if v else ("fail", "runtime_error", kind, _describe(e))
         conn.send(reply)
         if reply[0] == "fail":
             return
@@ -839,10 +1100,11 @@ def _worker_main(conn, device, logdir, role):
 
 
 class _Remote:
-    """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict."""
+    """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict; build requests
+    in between are passed to `builds` (the caller runs them outside the sandbox) and their time is not the call's."""
 
-    def __init__(self, conn, role, timeout):
-        self.conn, self.role, self.timeout, self.pid = conn, role, timeout, None
+    def __init__(self, conn, role, timeout, builds):
+        self.conn, self.role, self.timeout, self.builds, self.pid = conn, role, timeout, builds, None
 
     def send(self, *msg):
         try:
@@ -853,12 +1115,17 @@ class _Remote:
 
     def reply(self, timeout=None):
         t = timeout or self.timeout
-        if not self.conn.poll(t):
-            raise self._fail("timeout", "timeout", f"no answer within {t:.0f} s to '{self.last}'")
-        try:
-            ans = self.conn.recv()
-        except (EOFError, ConnectionResetError, OSError):
-            raise self._fail("runtime_error", "crash", f"the {self.role} process died during '{self.last}'") from None
+        while True:
+            if not self.conn.poll(t):
+                raise self._fail("timeout", "timeout", f"no answer within {t:.0f} s to '{self.last}'")
+            try:
+                ans = self.conn.recv()
+            except (EOFError, ConnectionResetError, OSError):
+                raise self._fail("runtime_error", "crash", f"the {self.role} process died during '{self.last}'") \
+                    from None
+            if ans[0] != "build":
+                break
+            self.conn.send(self.builds(ans[1]))
         if ans[0] != "ok":
             raise self._fail(*ans[1:])
         return ans[1]
@@ -866,15 +1133,6 @@ class _Remote:
     def __call__(self, *msg, timeout=None):
         self.send(*msg)
         return self.reply(timeout)
-
-    def timed(self, b, hold):
-        """((events' ms, worker's ms, judge's ms), output aliases an input, threads it left running) for one call.
-        The judge's clock stops only when the output is checked and in the judge's buffers: no work hides after it;
-        it leaves out the GPU hold before forward (as the worker reports it, never more than HOLD_NS)."""
-        self("prep")
-        t0 = _perf()
-        gpu_ms, ms, alias, started, held = self("run", b, False, hold)
-        return (gpu_ms, ms, (_perf() - t0) * 1e3 - min(held, HOLD_NS / 1e6)), alias, started
 
     def _fail(self, status, check, reason):
         if self.role == "reference":  # never blame the candidate for the reference's failure
@@ -893,8 +1151,42 @@ def _signal_group(pgid, sig):
 
 
 def _make_inputs(mod, device, seed):
+    """The task's own inputs from a secret seed, made on the device (factory calls inside get_inputs go there)."""
     torch.manual_seed(seed)
-    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
+    with torch.device(device):
+        xs = mod.get_inputs()
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def _side_buffers(like, spec, device):
+    """One side's buffers: two lists of forward arguments shaped like `like` and one output buffer per (shape,
+    dtype) of spec. Returns (stage, recv, what the worker's `buffers` takes, the memfd to send after it or None).
+    On CPU they live in one unnamed memfd (no name in /dev/shm, no resource_sharer socket: only the processes it is
+    sent to can map it); on CUDA they are device tensors, which travel as IPC handles."""
+    metas = [(tuple(x.shape), tuple(x.stride()), x.dtype) for x in like if isinstance(x, torch.Tensor)] * 2
+    metas += [(tuple(s), tuple(torch.empty(s, device="meta").stride()), d) for s, d in spec]
+    template = [None if isinstance(x, torch.Tensor) else x for x in like]
+    if device.startswith("cuda"):
+        tensors = [torch.empty_strided(sh, st, dtype=dt, device=device) for sh, st, dt in metas]
+        return (*_unpack(template, tensors), (template, tensors), None)
+    import mmap
+    layout, off = [], 0
+    for sh, st, dt in metas:
+        layout.append((off, sh, st, dt))
+        off += -(-_nbytes(sh, st, dt) // 64) * 64  # 64-byte aligned
+    fd = os.memfd_create("cudal1", os.MFD_CLOEXEC)
+    os.ftruncate(fd, max(1, off))
+    tensors = _views(mmap.mmap(fd, max(1, off)), layout)
+    return (*_unpack(template, tensors), (template, layout), fd)
+
+
+def _send_buffers(w, payload, fd):
+    from multiprocessing.reduction import send_handle
+    w.send("buffers", *payload)
+    if fd is not None:
+        send_handle(w.conn, fd, 0)
+        os.close(fd)
+    w.reply()
 
 
 def _vary(xs, kind, gen):
@@ -1000,7 +1292,9 @@ def speedup_kind(ref_prof, cand_prof, cand_src, cuda):
     own = set(re.findall(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", cand_src))
     own |= set(re.findall(r"@triton\.jit[^\n]*\n\s*def\s+(\w+)", cand_src))
     ran = any(re.search(rf"\b{k}(?:_[0-9d]+)?\b", n) for n in cand_prof["kernels"] for k in own)  # Triton: name_0d1d
-    if ran or (not cuda and cand_prof["ext_calls"]):
+    spaces = set(re.findall(r"TORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*(\w+)", cand_src))
+    ops = any(n.split("::")[0] in spaces for n in cand_prof.get("other_ops", ()))
+    if ran or (not cuda and (cand_prof["ext_calls"] or ops)):
         return "custom_kernel"
     return "reference_ops" if cand_prof["ops"] == ref_prof["ops"] else "framework_ops"
 
@@ -1010,26 +1304,59 @@ def _spread(xs):
     return float((q[2] - q[0]) / q[1]), float(q[1])
 
 
-def charge(clock):
-    """(ref ms, cand ms, ref spread, cand spread) from each side's (events', worker's, judge's ms) per timed call.
+def charge(clock, slack=0.02):
+    """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's ms) per timed call.
 
-    A call costs what the CUDA events on its stream saw (the precise clock, started when the hold before forward
-    ends, so GPU time; on CPU the worker's clock). Two gaps
-    surround it: the worker's clock to the end of a device-wide synchronize (unjoined side streams) and the judge's
-    clock to the answer (work hidden between forward and the answer). Each differs between two processes running
-    the same code by a few to tens of us, so the candidate is charged only the part of its median gap above 1.5x the
-    reference's: hidden work under half the reference's own overhead there is free (the named checks close the known
-    ways to hide work after forward), larger hidden work is paid in full."""
-    gaps = {s: (statistics.median(w - e for e, w, _ in c), statistics.median(j - w for _, w, j in c))
-            for s, c in clock.items()}
-    extra = sum(max(0.0, c - 1.5 * r) for c, r in zip(gaps["cand"], gaps["ref"]))
-    (ref_spread, ref_ms), (cand_spread, cand_ms) = (_spread([e for e, _, _ in clock[s]]) for s in ("ref", "cand"))
-    return ref_ms, cand_ms + extra, ref_spread, cand_spread
+    The reference costs the median of its precise clock: CUDA events on forward's stream from the end of the hold
+    (GPU time), or on CPU its worker's clock around forward. Nothing the candidate's process reports can lower its
+    own charge: it costs the larger of its precise clock and what the judge's clock saw of its calls (from before the
+    inputs were written to the answer: side streams, threads and work hidden anywhere in between included) less the
+    reference's usual overhead between the two clocks (input writes, hold, round trip, copy-out) and less `slack` x
+    the reference's time, since two processes' overheads differ by noise: hidden work under that share is free. Never
+    less than the spread of that overhead (the judge's clock cannot resolve less).
+
+    >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
+    (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
+    """
+    med, ref, cand = statistics.median, clock["ref"], clock["cand"]
+    ref_ms = med(e for e, _, _ in ref)
+    overhead = [j - e for e, _, j in ref]
+    seen = med(j for _, _, j in cand) - med(overhead) - slack * ref_ms
+    floor = _spread(overhead)[0] * abs(med(overhead)) if len(ref) > 1 else 0.0
+    cand_ms = max(med(e for e, _, _ in cand), seen, floor, 1e-6)
+    return ref_ms, cand_ms, _spread([e for e, _, _ in ref])[0], _spread([e for e, _, _ in cand])[0]
 
 
-def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
+def _check_reference(model, xs, o):
+    """The reference's output spec [(shape, dtype)], after two calls on the same inputs gave the same outputs: a
+    stochastic reference (dropout in training mode, random ops) would calibrate any tolerance, so it is refused."""
+    a, b = (_flatten(model(*xs)) for _ in range(2))
+    for x, y in zip(a, b):
+        floor = LOW_PRECISION_TOL.get(x.dtype, o.tol)
+        if not (torch.equal(x, y) if not x.is_floating_point() else _mismatch(y, x, floor) is None):
+            raise Verdict("runtime_error", "reference", "the reference is not deterministic: two calls on the same "
+                          "inputs differ (dropout in training mode or random ops in forward); make it deterministic")
+    return [(tuple(x.shape), x.dtype) for x in a]
+
+
+def _tolerance(r, want, o, where):
+    """The tolerance for one output: slack x the reference's own error against float64, at least the dtype's floor,
+    at most o.tol_ceiling; a reference that is non-finite where float64 is finite (it overflows) is refused."""
+    if not r.is_floating_point():
+        return 0.0
+    if bool((~torch.isfinite(r) & torch.isfinite(want)).any()):
+        raise Verdict("runtime_error", "reference", f"the reference overflows on {where}: non-finite outputs where "
+                      "float64 is finite; no tolerance is meaningful there")
+    own = _err(r, want)
+    if own > o.tol_ceiling:
+        raise Verdict("runtime_error", "reference", f"the reference's own error against float64 is {own:.2e} on "
+                      f"{where}, above the tolerance ceiling {o.tol_ceiling:g}")
+    return min(max(LOW_PRECISION_TOL.get(r.dtype, o.tol), o.tol_slack * own), o.tol_ceiling)
+
+
+def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
     """Run one evaluation (inside the judge process) and return a Result. Raises Verdict on failure."""
-    rng, phases, t0 = random.Random(secrets.randbits(64)), {}, _perf()
+    rng, phases, t0, cuda = random.Random(secrets.randbits(64)), {}, _perf(), device.startswith("cuda")
 
     def lap(name):  # seconds spent in each phase of the evaluation, for the caller's breakdown
         nonlocal t0
@@ -1039,57 +1366,46 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
     cand_pid, ref_pid = cand("pid"), ref("pid")  # process-group leaders, asked before any task code runs
     cand.pid = cand_pid
-
-    def audit():
-        cand("audit")
-        refused = _refusal(cand_pid)  # a process of its group asked the forkserver for one (the candidate lived on)
-        if refused:
-            raise refused
-        try:
-            kids = [p for t in Path(f"/proc/{cand_pid}/task").glob("*/children") for p in t.read_text().split()]
-        except PermissionError:  # the judge holds no CAP_SYS_PTRACE (_seal): the candidate made itself non-dumpable
-            raise Verdict("rejected", "background_process", "the candidate's process hides what it started "
-                          "(it made itself non-dumpable)") from None
-        kids += [p for p in _group(cand_pid) if p not in kids and p != str(cand_pid)]  # orphans (_stay_in_group)
-        if kids:
-            try:
-                cmd = Path(f"/proc/{kids[0]}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
-            except OSError:  # it ended meanwhile
-                cmd = "?"
-            raise Verdict("rejected", "background_process", f"the candidate started {len(kids)} process(es) that are "
-                          f"still running (first: {cmd.strip()!r}); all work must finish inside forward")
-
-    lap("start")
-    cand.send("setup", cand_src, "ModelNew", init_args, init_seed, consts, ext_dirs[1], env, logdir)  # both set up
-    ref.send("setup", ref_src, "Model", init_args, init_seed, {}, ext_dirs[0], env, logdir)  # while the judge works
+    cand.send("prepare", env), ref.send("prepare", env)  # both start their harness while the judge works
+    # the reference once here: its output spec, whether it is deterministic; then the float64 oracle from it
     torch.manual_seed(init_seed)
-    try:
-        model64 = ref_mod.Model(*init_args).to(device).double()
-    except RuntimeError:
-        model64 = None
+    model = ref_mod.Model(*init_args).to(device)
     gen = torch.Generator(device=device).manual_seed(secrets.randbits(62))
     pool = [_make_inputs(ref_mod, device, secrets.randbits(62)) for _ in range(2)]
+    spec = _check_reference(model, pool[0], o)
+    try:
+        model64 = model.double()
+    except RuntimeError:
+        model64 = None
     checks = [("task", pool[0]), ("task", pool[1]), ("wide", _vary(pool[0], "wide", gen)),
               ("edge", _vary(pool[1], "edge", gen))]
-    share = (lambda t: t) if device.startswith("cuda") else (lambda t: t.share_memory_())
-    stage = [[share(x.clone()) if isinstance(x, torch.Tensor) else x for x in pool[0]] for _ in range(2)]
+    digest = {"cand": cand.reply(), "ref": ref.reply()}  # the audits' baselines, taken before any task code
+    bufs = {"ref": _side_buffers(pool[0], spec, device), "cand": _side_buffers(pool[0], spec, device)}
+    stage, recv = {s: b[0] for s, b in bufs.items()}, {s: b[1] for s, b in bufs.items()}  # each side its own memory
+    w_of = {"ref": ref, "cand": cand}
+    for side, (_, _, payload, fd) in bufs.items():
+        _send_buffers(w_of[side], payload, fd)
+    cand.send("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdir, True)  # both set up at once
+    ref.send("setup", ref_src, "Model", init_args, init_seed, {}, env, logdir, False)
     ref.reply()
-    ref("buffers", stage)
-    spec = ref("shapes", 0)
-    recv = [[share(torch.empty(s, dtype=d, device=device)) for s, d in spec] for _ in range(2)]  # [ref, candidate]
-    ref("outputs", recv[0])
     cand.reply(o.build_timeout_s)
-    cand("buffers", stage)
-    cand("outputs", recv[1])
+
+    def audit():
+        if cand("audit") != digest["cand"]:
+            raise Verdict("rejected", "monkeypatch", "the harness' baselines in the candidate's process were changed")
+        _audit_processes(cand_pid)
     audit()  # what importing and constructing the candidate changed, before it is ever called
     hold = ref("held") and cand("held")  # timed calls behind a GPU hold on both sides or on neither
     lap("setup")
-    idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in recv[0]]
+    idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in recv["ref"]]
 
-    def call(w, b, xs, where, probe=True):
-        """One untimed call; then the judge checks the inputs are intact and the output is the worker's own."""
-        _, _, alias, started, _ = w("run", b, probe)
-        if not _intact(stage[b], xs):
+    def call(side, b, xs, where, probe=True):
+        """One untimed call on fresh buffers; then the judge checks the inputs are intact."""
+        w = w_of[side]
+        _fill(stage[side][b], xs)
+        _device_sync(device)
+        _, _, alias, started = w("run", b, probe)
+        if not _intact(stage[side][b], xs):
             who = "the reference modifies its inputs; fix the task" if w is ref else "the candidate modified its inputs"
             raise Verdict("runtime_error" if w is ref else "rejected", "reference" if w is ref else "input_mutation",
                           f"{who} ({where})")
@@ -1108,33 +1424,32 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
                           f"({bad[1]}) and {started} thread(s) forward started were still running")
         return bad
 
-    # correctness gate: 4 input sets, 3 distributions, tolerance calibrated against float64
+    # correctness gate: 4 input sets, 3 distributions, tolerance calibrated against float64 and capped
     tols, seen, worst = [0.0] * len(spec), [], 0.0
     for i, (kind, xs) in enumerate(checks):
-        _fill(stage[0], xs)
-        call(ref, 0, xs, f"input set {i + 1}")
-        want = _oracle(model64, xs) or [r.double() for r in recv[0]]
-        started = call(cand, 0, xs, f"input set {i + 1}")
-        for j, (r, c, w) in enumerate(zip(recv[0], recv[1], want)):
-            floor = LOW_PRECISION_TOL.get(r.dtype, o.tol)
-            tol = max(floor, o.tol_slack * _err(r, w)) if r.is_floating_point() else 0.0
+        where = f"input set {i + 1}"
+        call("ref", 0, xs, where)
+        want = _oracle(model64, xs) or [r.double() for r in recv["ref"]]
+        started = call("cand", 0, xs, where)
+        for j, (r, c, w) in enumerate(zip(recv["ref"], recv["cand"], want)):
+            tol = _tolerance(r, w, o, where)
             tols[j] = max(tols[j], tol)
             exact = not c.is_floating_point()
-            bad = verdict_on(j, c if exact else c.double(), r if exact else w, tol, f"input set {i + 1}", started)
+            bad = verdict_on(j, c if exact else c.double(), r if exact else w, tol, where, started)
             if bad:
                 audit()  # a wrong answer after changing global flags or patching torch is named for that
-                raise Verdict("wrong_output", bad[0], f"{bad[1]} on input set {i + 1} ({kind} distribution)"
+                raise Verdict("wrong_output", bad[0], f"{bad[1]} on {where} ({kind} distribution)"
                               + (f", output {j}" if len(spec) > 1 else ""))
             worst = max(worst, _err(c, w) / tol if tol else 0.0)
-        seen.append(_fingerprint(recv[0], idx))
+        seen.append(_fingerprint(recv["ref"], idx))
     audit()
 
     # phase probe: in eval mode the candidate must still match where the reference does not care about the mode
-    train_out = [r.clone() for r in recv[0]]
-    ref("mode", False), call(ref, 0, checks[-1][1], "eval mode")
-    if all(_mismatch(a, b, t) is None for a, b, t in zip(recv[0], train_out, tols)):
-        cand("mode", False), call(cand, 0, checks[-1][1], "eval mode")
-        bad = next((m for m in map(_mismatch, recv[1], train_out, tols) if m), None)
+    train_out = [r.clone() for r in recv["ref"]]
+    ref("mode", False), call("ref", 0, checks[-1][1], "eval mode")
+    if all(_mismatch(a, b, t) is None for a, b, t in zip(recv["ref"], train_out, tols)):
+        cand("mode", False), call("cand", 0, checks[-1][1], "eval mode")
+        bad = next((m for m in map(_mismatch, recv["cand"], train_out, tols) if m), None)
         if bad:
             raise Verdict("rejected", "phase_branch", f"output depends on self.training although the reference's does "
                           f"not: {bad[1]} in eval mode")
@@ -1147,42 +1462,40 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
     if "error" in profs[1] and "error" not in profs[0]:
         raise Verdict("rejected", "phase_branch", f"forward failed only while profiled: {profs[1]['error']}")
     errors = [p["error"] for p in profs if "error" in p]
-    kind = f"unknown ({errors[0]})" if errors else speedup_kind(*profs, cand_src, device.startswith("cuda"))
+    kind = f"unknown ({errors[0]})" if errors else speedup_kind(*profs, cand_src, cuda)
     note = ("custom kernel built but never ran; " if profs[1]["has_ext"] and kind != "custom_kernel" else "")
-    if device.startswith("cuda") and not hold:
+    if cuda and not hold:
         note += "timed without the GPU hold (no Triton?): the CPU's launch latency is included; "
 
     lap("profile")
-    # warm-up, then paired rounds in random order, each with fresh inputs in reused buffers, each output checked
-    clock, k = {"ref": [], "cand": []}, 0  # per side: (events', worker's, judge's ms) of each timed call
+    # warm-up, then paired rounds in random order, each with inputs drawn afresh from the task's get_inputs() and a
+    # secret seed, written into the side's own buffers inside its clock, each output checked
+    clock, k = {"ref": [], "cand": []}, 0  # per side: (precise, worker's, judge's ms) of each timed call
     while True:
         timed = k >= o.warmup
         n = len(clock["ref"])
         spent = min(sum(j for *_, j in c) for c in clock.values())
         if n >= o.max_rounds or (n >= o.min_rounds and spent >= o.time_budget_s * 1e3):
             break
-        b = k % 2
-        xs = _vary(pool[rng.randrange(2)], "fresh", gen)
-        _fill(stage[b], xs)
+        b, xs = k % 2, _make_inputs(ref_mod, device, secrets.randbits(62))
         got, flags = {}, {}
         for side in rng.sample(["ref", "cand"], 2):
-            other = cand_pid if side == "ref" else ref_pid
-            _signal_group(other, signal.SIGSTOP)  # the other side's threads and processes cannot run meanwhile
+            _signal_group(cand_pid if side == "ref" else ref_pid, signal.SIGSTOP)  # the other side cannot run
             try:
-                ms, *flags[side] = (ref if side == "ref" else cand).timed(b, hold)
+                ms, *flags[side] = _timed(w_of[side], stage[side][b], xs, b, hold, device)
             finally:
-                _signal_group(other, signal.SIGCONT)
-            got[side] = [r.clone() for r in recv[side == "cand"]]  # the answer as it stood when the clock stopped
+                _signal_group(cand_pid if side == "ref" else ref_pid, signal.SIGCONT)
+            got[side] = [r.clone() for r in recv[side]]  # the answer as it stood when the clock stopped
             if timed:
                 clock[side].append(ms)
         where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
-        if not _intact(stage[b], xs):  # the reference was checked not to do this
+        if not (_intact(stage["cand"][b], xs) and _intact(stage["ref"][b], xs)):  # the reference was checked
             raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
         (alias, started), ref_alias = flags["cand"], flags["ref"][0]
         if alias or ref_alias:
             raise (cand if alias else ref)._fail("rejected", "output_storage", "the output shares storage with an "
                                                  "input; return a new tensor")
-        if not all(_same(a, r) for a, r in zip(got["cand"], recv[1])):
+        if not all(_same(a, r) for a, r in zip(got["cand"], recv["cand"])):
             raise Verdict("rejected", "background_thread", f"the output changed after the call answered ({where})")
         for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
             bad = verdict_on(j, c, r, 2 * t, where, started)
@@ -1192,11 +1505,46 @@ def judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir):
         seen.append(_fingerprint(got["ref"], idx))
         k += 1
     audit()
-    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock)
+    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack)
     lap("time")
-    return Result("ok", note, "", True, ref_ms / cand_ms, ref_ms, cand_ms, ref_spread, cand_spread,
-                  same_as_reference=kind == "reference_ops", speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]),
+    return Result("ok", reason=note, correct=True, speedup=ref_ms / cand_ms, ref_ms=ref_ms, cand_ms=cand_ms,
+                  ref_spread=ref_spread, cand_spread=cand_spread, same_as_reference=kind == "reference_ops",
+                  speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]),
                   samples=clock if o.keep_samples else None, phases=phases)
+
+
+def _timed(w, stage, xs, b, hold, device):
+    """((precise ms, worker's ms, judge's ms), output aliases an input, threads it left running) for one timed call.
+    The judge's clock starts before it writes this side's inputs (nothing of this call's content exists anywhere
+    before: a thread of the candidate cannot start early) and stops only when the output is checked and in the
+    judge's buffers."""
+    if device.startswith("cuda"):
+        w("prep")  # L2 flush, untimed: the buffers still hold the last call's inputs
+    t0 = _perf()
+    _fill(stage, xs)
+    _device_sync(device)
+    precise, ms, alias, started = w("run", b, False, hold)
+    return (precise, ms, (_perf() - t0) * 1e3), alias, started
+
+
+def _audit_processes(cand_pid):
+    """Processes the candidate started that still run (or a fork it asked of the forkserver) are background work."""
+    refused = _refusal(cand_pid)  # a process of its group asked the forkserver for one (the candidate lived on)
+    if refused:
+        raise refused
+    try:
+        kids = [p for t in Path(f"/proc/{cand_pid}/task").glob("*/children") for p in t.read_text().split()]
+    except PermissionError:  # the judge holds no CAP_SYS_PTRACE (_seal): the candidate made itself non-dumpable
+        raise Verdict("rejected", "background_process", "the candidate's process hides what it started "
+                      "(it made itself non-dumpable)") from None
+    kids += [p for p in _group(cand_pid) if p not in kids and p != str(cand_pid)]  # orphans (_stay_in_group)
+    if kids:
+        try:
+            cmd = Path(f"/proc/{kids[0]}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+        except OSError:  # it ended meanwhile
+            cmd = "?"
+        raise Verdict("rejected", "background_process", f"the candidate started {len(kids)} process(es) that are "
+                      f"still running (first: {cmd.strip()!r}); all work must finish inside forward")
 
 
 def _quiet_broken_pipes(kind, value, tb):
@@ -1207,23 +1555,28 @@ def _quiet_broken_pipes(kind, value, tb):
         sys.__excepthook__(kind, value, tb)
 
 
-def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, ext_dirs, env, logdir):
+def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, env, logdir):
     _seal(secret=True)
     sys.excepthook = _quiet_broken_pipes
     torch.set_grad_enabled(False)
     if device.startswith("cuda") and torch.device(device).index is not None:
         torch.cuda.set_device(torch.device(device))  # no context on any other GPU
     o = Options(**opts)
-    ref, cand = _Remote(ref_conn, "reference", o.call_timeout_s), _Remote(cand_conn, "candidate", o.call_timeout_s)
+
+    def builds(spec):  # a worker's build request: the caller runs it outside the sandbox
+        out.send(("build", spec))
+        return out.recv()
+    ref, cand = (_Remote(c, role, o.call_timeout_s, builds)
+                 for c, role in ((ref_conn, "reference"), (cand_conn, "candidate")))
     try:
-        res = judge(ref, cand, ref_src, cand_src, device, o, ext_dirs, env, logdir)
+        res = judge(ref, cand, ref_src, cand_src, device, o, env, logdir)
     except Verdict as v:
         res = Result(v.status, f"{v.check}: {v.reason}", v.check)
     except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
         res = Result("runtime_error", f"reference: {_describe(e)}", "reference")
     for conn in (ref_conn, cand_conn):
         conn.close()
-    out.send(res.to_dict())
+    out.send(("result", res.to_dict()))
 
 # ---------------------------------------------------------------------------- evaluate: the caller's side
 
@@ -1284,13 +1637,6 @@ def _start_unlocked(procs):
             main.__file__ = path
 
 
-def _build_dir(src, device):
-    """A build folder per source (and torch version, device kind): a repeated candidate is a cache hit."""
-    root = Path(os.environ.get("CUDAL1_BUILD_DIR", Path.home() / ".cache" / "cudal1" / "builds"))
-    key = hashlib.sha256(f"{torch.__version__}|{device.split(':')[0]}|{src}".encode()).hexdigest()[:20]
-    return str(root / key)
-
-
 def _env(**extra):
     # TORCHINDUCTOR_COMPILE_THREADS=1: torch.compile in a process the candidate starts compiles in-process too
     return {"TORCHINDUCTOR_COMPILE_THREADS": "1", **{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
@@ -1313,23 +1659,29 @@ def _stop(procs, session=False):
 def _run_judge(ref_src, cand_src, device, o, logdir):
     ctx = _context()
     pipes = {role: ctx.Pipe() for role in ("reference", "candidate")}
-    rx, tx = ctx.Pipe(duplex=False)
+    here, there = ctx.Pipe()
     workers = {role: ctx.Process(target=_worker_main, args=(pipes[role][1], device, logdir, role),
                                  name=f"cudal1-{role}") for role in pipes}
     judge_p = ctx.Process(target=_judge_main, name="cudal1-judge", args=(
-        tx, pipes["reference"][0], pipes["candidate"][0], ref_src, cand_src, device, asdict(o),
-        (_build_dir(ref_src, device), _build_dir(cand_src, device)), _env(), logdir))
+        there, pipes["reference"][0], pipes["candidate"][0], ref_src, cand_src, device, asdict(o), _env(), logdir))
     procs, t0 = [*workers.values(), judge_p], _perf()
     _start(procs)
     spawn = _perf() - t0
-    for conn in (tx, *pipes["reference"], *pipes["candidate"]):
+    for conn in (there, *pipes["reference"], *pipes["candidate"]):
         conn.close()
+    deadline, res = time.monotonic() + o.eval_timeout_s, None  # no candidate action can stop this process's clock
     try:
-        if rx.poll(o.build_timeout_s + 100 * o.call_timeout_s):
-            res = Result(**rx.recv())
-        else:
-            res = Result("timeout", "timeout: the evaluation as a whole did not finish", "timeout")
-    except EOFError:
+        while res is None:
+            if not here.poll(max(0.0, deadline - time.monotonic())):
+                res = Result("timeout", f"timeout: the evaluation did not finish within {o.eval_timeout_s:.0f} s "
+                             "(eval_timeout_s)", "timeout")
+            elif (msg := here.recv())[0] == "build":  # a worker's build, run here: its time is not the evaluation's
+                t = time.monotonic()
+                here.send(_serve_build(msg[1], device, o))
+                deadline += time.monotonic() - t
+            else:
+                res = Result(**msg[1])
+    except (EOFError, OSError):
         res = Result("runtime_error", "harness: the judge process died", "harness")
     finally:
         t0 = _perf()
@@ -1340,6 +1692,15 @@ def _run_judge(ref_src, cand_src, device, o, logdir):
     if res.check == "crash" and code is not None and code < 0:
         res.reason += f" (killed by signal {-code})"
     return res
+
+
+def _serve_build(spec, device, o):
+    """One build a worker asked for, in a build process: ('built',) or ('failed', compiler output)."""
+    folder = _spec_dir(spec, device)
+    if (folder / "built").exists():
+        return ("built",)
+    failed = _run_builds({"spec": ("build_spec", spec, _env())}, device, 1, o.build_timeout_s, progress=False)
+    return ("failed", failed["spec"].reason) if failed else ("built",)
 
 
 def evaluate(ref_src, cand_src, device="cpu", *, built=False, **opts):
@@ -1357,7 +1718,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, **opts):
     fail, same = static_check(ref_src, cand_src)
     if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, _stay_in_group)
         fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
-                                                           progress=False))
+                                                           progress=False, refs={cand_src: ref_src}))
     if fail is None:
         logdir = tempfile.mkdtemp(prefix="cudal1-eval-")
         try:
@@ -1390,29 +1751,36 @@ def _uses_extension(src):
     return "cpp_extension" in src or "load_inline" in src
 
 
-def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times=None):
-    """Compile candidates in parallel processes (a build folder each); {src: Result for a failed build}.
-    times: a dict to fill with {src: seconds} per build (a cache hit costs a process start and a load)."""
+def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times=None, refs=None):
+    """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
+    given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
+    __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}."""
     srcs = list(dict.fromkeys(s for s in srcs if _uses_extension(s)))
-    if not srcs:
+    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, (os.cpu_count() or 2) // (jobs or 1)))))
+    return _run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, jobs, timeout,
+                       progress, times)
+
+
+def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None):
+    """Run build processes, jobs at a time, one message each ({key: message}); {key: Result for a failed build}."""
+    if not msgs:
         return {}
     jobs = jobs or max(1, (os.cpu_count() or 2) // 2)
-    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, (os.cpu_count() or 2) // jobs))))
-    ctx, failed, running, todo = _context(), {}, [], list(srcs)
+    ctx, failed, running, todo = _context(), {}, [], list(msgs)
     logdir = tempfile.mkdtemp(prefix="cudal1-build-")
-    bar = _bar(len(srcs), "build", progress)
+    bar = _bar(len(msgs), "build", progress)
     while todo or running:
         while todo and len(running) < jobs:
-            src = todo.pop()
+            key = todo.pop()
             here, there = ctx.Pipe()
             p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}"),
                             name="cudal1-build")
             _start([p])
             there.close()
-            here.send(("prebuild", src, _build_dir(src, device), env))
-            running.append((src, p, here, time.time()))
+            here.send(msgs[key])
+            running.append((key, p, here, time.time()))
         for item in list(running):
-            src, p, conn, t0 = item
+            key, p, conn, t0 = item
             done = conn.poll(0.05)
             if done or time.time() - t0 > timeout or not p.is_alive():
                 try:
@@ -1420,9 +1788,9 @@ def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times
                 except EOFError:
                     ans = ("fail", "runtime_error", "crash", "the build process died")
                 if ans[0] == "fail":
-                    failed[src] = Result(ans[1], f"{ans[2]}: {ans[3]}", ans[2])
+                    failed[key] = Result(ans[1], f"{ans[2]}: {ans[3]}", ans[2])
                 if times is not None:
-                    times[src] = time.time() - t0
+                    times[key] = time.time() - t0
                 conn.close()
                 _stop([p], session=True)
                 running.remove(item)
@@ -1451,7 +1819,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     on_result(i, result) is called as each one finishes (from a thread per device), e.g. to save partial work."""
     o, devices = Options(**opts), devices or gpus(device)
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
-    failed = build_all(ok_so_far, device, jobs, o.build_timeout_s, progress)
+    failed = build_all(ok_so_far, device, jobs, o.build_timeout_s, progress, refs={c: r for r, c in pairs})
     results, todo, bar = [None] * len(pairs), list(range(len(pairs)))[::-1], _bar(len(pairs), "evaluate", progress)
     _context()  # the forkserver, set up once before any thread uses it
 
@@ -1615,6 +1983,8 @@ def main(argv=None):
 if os.environ.pop("CUDAL1_FORKSERVER", None) == str(os.getppid()):  # this is the forkserver, importing its preloads
     _seal(secret=False)
     _serve_only(os.getppid())
+    _torch_code()  # once here (~0.4 s): every worker inherits it and walks only the modules it imports later
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # run the harness from the imported module (workers pickle their targets by module
+    import evaluator          # name: from __main__ they would run a second copy of it, which no watch covers)
+    sys.exit(evaluator.main())

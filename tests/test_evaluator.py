@@ -211,17 +211,22 @@ def test_a_forward_that_fails_only_while_profiled_is_a_phase_branch():
     assert res.status == "rejected" and res.check == "phase_branch" and "profiled" in res.reason
 
 
-def test_charge_adds_only_gaps_well_beyond_the_references():
-    # per call (events' ms, worker's ms, judge's ms); the reference's median gaps are 0.1 (sync) and 0.2 (answer)
+def test_charge_believes_no_clock_of_the_candidates_below_what_the_judge_saw():
+    # per call (precise ms, worker's ms, judge's ms); the reference's overhead between its precise clock and the
+    # judge's is 0.3 ms on every call, its median time 1.0 ms, so the slack is 0.02 x 1.0 ms
     ref = [(1.0, 1.1, 1.3), (1.2, 1.3, 1.5), (0.8, 0.9, 1.1)]
-    same = [(0.5, 0.64, 0.92), (0.4, 0.5, 0.7), (0.6, 0.7, 0.9)]  # gaps 0.1-0.14 and 0.2-0.28: within 1.5x, free
-    side_stream = [(0.5, 2.6, 2.8), (0.5, 2.6, 2.8), (0.5, 0.6, 0.8)]  # median sync gap 2.1: 2.1 - 0.15 charged
-    in_harness = [(0.5, 0.6, 3.8), (0.5, 0.6, 3.8), (0.5, 0.6, 0.8)]  # median answer gap 3.2: 3.2 - 0.3 charged
+    same = [(0.5, 0.64, 0.82), (0.4, 0.5, 0.7), (0.6, 0.7, 0.9)]  # judge: 0.82 - 0.3 - 0.02 = 0.50, as it says
+    hidden = [(0.5, 0.6, 3.8), (0.5, 0.6, 3.8), (0.5, 0.6, 0.8)]  # work the precise clock missed: 3.8 - 0.32
+    forged = [(0.01, 0.01, 1.3)] * 3                              # reports 0.01 ms; the judge saw 1.3 - 0.32
     ref_ms, cand_ms, ref_spread, cand_spread = E.charge({"ref": ref, "cand": same})
     assert ref_ms == pytest.approx(1.0) and cand_ms == pytest.approx(0.5)
     assert ref_spread == pytest.approx((1.1 - 0.9) / 1.0) and cand_spread == pytest.approx((0.55 - 0.45) / 0.5)
-    assert E.charge({"ref": ref, "cand": side_stream})[1] == pytest.approx(0.5 + 1.95)
-    assert E.charge({"ref": ref, "cand": in_harness})[1] == pytest.approx(0.5 + 2.9)
+    assert E.charge({"ref": ref, "cand": hidden})[1] == pytest.approx(3.48)
+    assert E.charge({"ref": ref, "cand": forged})[1] == pytest.approx(0.98)
+    assert E.charge({"ref": ref, "cand": forged}, slack=0.0)[1] == pytest.approx(1.0)
+    # the judge's clock resolves no better than the spread of the reference's overhead (0.2, 0.3, 0.4 ms: IQR 0.1)
+    noisy = [(1.0, 1.0, 1.2), (1.0, 1.0, 1.3), (1.0, 1.0, 1.4)]
+    assert E.charge({"ref": noisy, "cand": [(0.001, 0.001, 0.25)] * 3})[1] == pytest.approx(0.1)
 
 
 def test_keep_samples_returns_every_timed_call_of_both_sides():
