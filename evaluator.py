@@ -1311,19 +1311,19 @@ def charge(clock, slack=0.02):
     (GPU time), or on CPU its worker's clock around forward. Nothing the candidate's process reports can lower its
     own charge: it costs the larger of its precise clock and what the judge's clock saw of its calls (from before the
     inputs were written to the answer: side streams, threads and work hidden anywhere in between included) less the
-    reference's usual overhead between the two clocks (input writes, hold, round trip, copy-out) and less `slack` x
-    the reference's time, since two processes' overheads differ by noise: hidden work under that share is free. Never
-    less than the spread of that overhead (the judge's clock cannot resolve less).
+    reference's median overhead between the two clocks (input writes, hold, round trip, copy-out) and less an
+    allowance for noise: `slack` x the reference's time, or, if larger, what the judge's clock cannot resolve (3 x
+    the IQR of the reference's overhead / sqrt(rounds)). Hidden work under that allowance is free.
 
     >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
     (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
     """
     med, ref, cand = statistics.median, clock["ref"], clock["cand"]
-    ref_ms = med(e for e, _, _ in ref)
-    overhead = [j - e for e, _, j in ref]
-    seen = med(j for _, _, j in cand) - med(overhead) - slack * ref_ms
-    floor = _spread(overhead)[0] * abs(med(overhead)) if len(ref) > 1 else 0.0
-    cand_ms = max(med(e for e, _, _ in cand), seen, floor, 1e-6)
+    ref_ms, over = med(e for e, _, _ in ref), [j - e for e, _, j in ref]
+    q = torch.tensor(over, dtype=torch.float64).quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
+    allow = max(slack * ref_ms, 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
+    seen = med(j for _, _, j in cand) - med(over) - allow
+    cand_ms = max(med(e for e, _, _ in cand), seen, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
     return ref_ms, cand_ms, _spread([e for e, _, _ in ref])[0], _spread([e for e, _, _ in cand])[0]
 
 

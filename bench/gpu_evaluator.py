@@ -43,6 +43,9 @@ def max_speedup(path):
 
 
 def task_src(task):
+    """tasks/TASK.py, or for corpus/NAME the reference written for the corpus alone (tests/corpus/tasks/)."""
+    if task.startswith("corpus/"):
+        return (CORPUS / "tasks" / f"{task[len('corpus/'):]}.py").read_text()
     return (ROOT / "tasks" / f"{task}.py").read_text()
 
 
@@ -197,7 +200,7 @@ def print_batch(b):
 
 
 def run_corpus(which, device, devices, opts):
-    files = [f for f in sorted(CORPUS.glob("*/*.py")) if header(f)[3] != "cpu_only"]
+    files = [f for f in sorted(CORPUS.glob("*/*.py")) if f.parent.name != "tasks" and header(f)[3] != "cpu_only"]
     if which == "cuda":
         files = [f for f in files if header(f)[3] == "cuda"]
     elif which not in ("all", ""):  # a comma list of globs over folder/stem
