@@ -753,10 +753,11 @@ class Worker:
 
     def run(self, b, probe=False, hold=False):
         """One call: forward, a device-wide synchronize (side streams count), then the output checked and copied
-        into the judge's buffers, all before the answer that stops the judge's clock. Returns (CUDA events' ms on
-        the current stream, host ms up to the end of the device-wide synchronize, ...); on CPU both are the host's.
+        into the judge's buffers, all before the answer that stops the judge's clock. Returns (the precise ms: CUDA
+        events on the current stream, or on CPU the host's clock around forward; the worker's ms: from forward's
+        start to the end of the copy-out; whether the output aliases an input; threads it left running).
         hold (timed calls, CUDA): the GPU is held (_gpu_hold) while forward launches; the events start after it,
-        and the host's ms leave out its length."""
+        and the worker's ms leave out its length."""
         threads = set(threading.enumerate())
         hold = hold and self.hold is not None
         t0 = _perf()
@@ -777,10 +778,9 @@ class Worker:
             stream.synchronize()
             snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
         _device_sync(self.device)  # a C function held since import: no patch reaches it
-        held = _elapsed(ev[2], ev[0]) if hold else 0.0  # a report for the samples only: the judge charges none of it
-        ms = ((_perf() if self.cuda else t1) - t0) * 1e3 - held
-        gpu_ms = _elapsed(ev[0], ev[1]) if self.cuda else ms
-        self._guard()  # the harness' own 0.1-0.3 ms: off the worker's clock (the judge's clock still runs)
+        held = _elapsed(ev[2], ev[0]) if hold else 0.0
+        precise = _elapsed(ev[0], ev[1]) if self.cuda else (t1 - t0) * 1e3
+        self._guard()  # the harness' own 0.1-0.3 ms: on the worker's clock, off the precise one
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape",
@@ -797,10 +797,11 @@ class Worker:
             alias = alias or any(p < q + m and q < p + n for q, m in self.in_ranges)
             r.copy_(o)
         _device_sync(self.device)
+        ms = (_perf() - t0) * 1e3 - held  # the worker's clock: forward, the synchronize, the guard, the copy-out
         if probe:
             self._probe(outs, snap)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())  # by this call, still running
-        return gpu_ms, ms, alias, started
+        return precise, ms, alias, started
 
     def _guard(self):
         """Raise if forward left a torch function or dispatch mode active or replaced anything the harness touches
@@ -1308,22 +1309,25 @@ def charge(clock, slack=0.02):
     """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's ms) per timed call.
 
     The reference costs the median of its precise clock: CUDA events on forward's stream from the end of the hold
-    (GPU time), or on CPU its worker's clock around forward. Nothing the candidate's process reports can lower its
-    own charge: it costs the larger of its precise clock and what the judge's clock saw of its calls (from before the
-    inputs were written to the answer: side streams, threads and work hidden anywhere in between included) less the
-    reference's median overhead between the two clocks (input writes, hold, round trip, copy-out) and less an
-    allowance for noise: `slack` x the reference's time, or, if larger, what the judge's clock cannot resolve (3 x
-    the IQR of the reference's overhead / sqrt(rounds)). Hidden work under that allowance is free.
+    (GPU time), or on CPU the host's clock around forward. The candidate costs the larger of its precise clock and
+    two bounds, one per wider clock: the worker's (forward to the end of the copy-out: side streams and work hidden
+    in the harness) and the judge's (from before it writes the inputs to the answer: everything, and no code of the
+    candidate's can touch it). A bound is the candidate's median on that clock less the reference's median overhead
+    there (the part of the wider clock beyond the precise one) less an allowance for noise: `slack` x the
+    reference's time, or, if larger, what that clock cannot resolve (3 x the IQR of the reference's overhead there
+    / sqrt(rounds)). Hidden work under the allowance is free; forged precise or worker clocks leave the judge's.
 
     >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
     (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
     """
     med, ref, cand = statistics.median, clock["ref"], clock["cand"]
-    ref_ms, over = med(e for e, _, _ in ref), [j - e for e, _, j in ref]
-    q = torch.tensor(over, dtype=torch.float64).quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
-    allow = max(slack * ref_ms, 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
-    seen = med(j for _, _, j in cand) - med(over) - allow
-    cand_ms = max(med(e for e, _, _ in cand), seen, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
+    ref_ms, bounds = med(e for e, _, _ in ref), []
+    for c in (1, 2):  # the worker's clock, the judge's
+        over = torch.tensor([x[c] - x[0] for x in ref], dtype=torch.float64)
+        q = over.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
+        allow = max(slack * ref_ms, 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
+        bounds.append(med(x[c] for x in cand) - med(over.tolist()) - allow)
+    cand_ms = max(med(e for e, _, _ in cand), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
     return ref_ms, cand_ms, _spread([e for e, _, _ in ref])[0], _spread([e for e, _, _ in cand])[0]
 
 

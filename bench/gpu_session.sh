@@ -5,6 +5,8 @@
 # tool brings back only a few files).
 #   bash bench/gpu_session.sh smoke       # a short call (~2 min): a few CUDA files, after process-setup changes
 #   bash bench/gpu_session.sh proof       # one device call (~10 min): every corpus file, identity + CV batch
+#   bash bench/gpu_session.sh round2 honest|hacks|identity   # issue 18 on one H200, one call each (~4-8 min):
+#                                         # corpus honest+failures (build patterns first), the hacks, identity + CV
 #   bash bench/gpu_session.sh training    # another (~9 min): stages 1-3 (issue 8), torchrun and 1 vs N GPUs (9)
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
 #   bash bench/gpu_session.sh demo        # issue 10, run M: bench/demo_cuda data afresh, sft, ssl (~7 min), then
@@ -42,6 +44,17 @@ proof() {
 step corpus 295 $GE --corpus all --repeats 0 --identity '' --out $OUT/corpus.json
 # issues 3, 6, 7: identical code over every level task, each CUDA kernel of the corpus twice (CV), throughput (241 s)
 step identity 285 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' --out $OUT/identity.json
+}
+
+round2() {  # issue 18 on one GPU, in three calls that fit the device's 600 s each
+case $1 in
+honest) step builds 120 $GE --corpus 'honest/cuda_build_*,honest/cuda_load_*,honest/cuda_two_*,honest/cuda_triton_*' \
+            --repeats 0 --identity '' --out $OUT/builds.json
+        step honest 420 $GE --corpus 'honest/*,failures/*' --repeats 0 --identity '' --out $OUT/honest.json ;;
+hacks) step hacks 540 $GE --corpus 'hacks/*' --repeats 0 --identity '' --out $OUT/hacks.json ;;
+identity) step identity 560 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' \
+            --out $OUT/identity.json ;;
+esac
 }
 
 training() {
@@ -203,4 +216,4 @@ wait
 pack
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_next|demo_next_rl}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_next|demo_next_rl}" "${@:2}"
