@@ -2,6 +2,7 @@
 import json
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -287,3 +288,53 @@ def test_a_candidate_cannot_open_the_memory_of_the_judge_or_the_reference():
     ptrace = 1 << E._CAPS["SYS_PTRACE"]
     assert not int(words["caps"]) & ptrace and not int(words["forkserver"]) & ptrace, seen
     assert words["siblings"] == "denied,denied", seen  # the judge and the reference's worker
+
+
+ESCAPE = HONEST.replace("class ModelNew", '''import os
+import signal
+
+def _escapes():
+    """What this process managed to do outside its sandbox (an honest forward follows when nothing worked)."""
+    done = []
+    for what, attempt in (
+            ("wrote the repository", lambda: open(os.path.join(REPO, "tasks", ".cudal1_probe"), "w").close()),
+            ("pinned its parent to one core", lambda: os.sched_setaffinity(os.getppid(), {0})),
+            ("reniced its parent", lambda: os.setpriority(os.PRIO_PROCESS, os.getppid(), 10)),
+            ("signalled its parent", lambda: os.kill(os.getppid(), signal.SIGCONT))):
+        try:
+            attempt()
+            done.append(what)
+        except OSError:
+            pass
+    return done
+
+if _escapes():
+    raise RuntimeError("escaped: " + ", ".join(_escapes()))
+
+class ModelNew''').replace("import torch\n", f"import torch\nREPO = {str(ROOT)!r}\n", 1)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Landlock and seccomp are Linux's")
+def test_the_candidate_cannot_write_the_repository_nor_touch_other_processes():
+    """Landlock (writes only under the temp dir and /dev, no signal outside its own processes) and seccomp (no other
+    process's scheduling): each attempt fails, so the candidate runs honestly; the same code outside is not fenced."""
+    probe = ROOT / "tasks" / ".cudal1_probe"
+    res = E.evaluate(RELU, ESCAPE, "cpu", **FAST)
+    assert res.status == "ok", res.reason
+    assert not probe.exists()
+    pid = os.fork()  # control: the same attempts from an unconfined process succeed, so the test can fail
+    if pid == 0:
+        ns = {}
+        exec(ESCAPE.split("if _escapes():")[0], ns)
+        os._exit(0 if len(ns["_escapes"]()) == 4 else 1)
+    assert os.waitpid(pid, 0)[1] == 0
+    probe.unlink()
+
+
+def test_an_evaluation_ends_within_its_deadline_whatever_the_calls_allow():
+    """The caller's clock bounds a whole evaluation (eval_timeout_s), also when each call may take longer."""
+    slow = HONEST.replace("        return x.clamp_min(0.0)", "        import time; time.sleep(30)\n        return x")
+    t0 = time.time()
+    res = E.evaluate(RELU, slow, "cpu", call_timeout_s=60.0, eval_timeout_s=4.0)
+    assert res.status == "timeout" and "eval_timeout_s" in res.reason, res.reason
+    assert time.time() - t0 < 20
