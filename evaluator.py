@@ -1486,7 +1486,8 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
         for side in rng.sample(["ref", "cand"], 2):
             _signal_group(cand_pid if side == "ref" else ref_pid, signal.SIGSTOP)  # the other side cannot run
             try:
-                ms, *flags[side] = _timed(w_of[side], stage[side][b], xs, b, hold, device)
+                ms, *flags[side] = _timed(w_of[side], ref_pid if side == "ref" else cand_pid, stage[side][b], xs, b,
+                                          hold, device)
             finally:
                 _signal_group(cand_pid if side == "ref" else ref_pid, signal.SIGCONT)
             got[side] = [r.clone() for r in recv[side]]  # the answer as it stood when the clock stopped
@@ -1517,17 +1518,21 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
                   samples=clock if o.keep_samples else None, phases=phases)
 
 
-def _timed(w, stage, xs, b, hold, device):
+def _timed(w, pgid, stage, xs, b, hold, device):
     """((precise ms, worker's ms, judge's ms), output aliases an input, threads it left running) for one timed call.
-    The judge's clock starts before it writes this side's inputs (nothing of this call's content exists anywhere
-    before: a thread of the candidate cannot start early) and stops only when the output is checked and in the
-    judge's buffers."""
+    The side's process group is stopped while the judge sends the call and then writes its inputs (nothing of this
+    call's content existed anywhere before), so when it resumes the call is already waiting: a thread of the side
+    sees the inputs only as its worker starts forward (a dispatch, ~10-50 us on an idle machine). The judge's clock
+    runs from before the send to the answer, when the output is checked and in the judge's buffers."""
     if device.startswith("cuda"):
         w("prep")  # L2 flush, untimed: the buffers still hold the last call's inputs
+    _signal_group(pgid, signal.SIGSTOP)
     t0 = _perf()
+    w.send("run", b, False, hold)
     _fill(stage, xs)
     _device_sync(device)
-    precise, ms, alias, started = w("run", b, False, hold)
+    _signal_group(pgid, signal.SIGCONT)
+    precise, ms, alias, started = w.reply()
     return (precise, ms, (_perf() - t0) * 1e3), alias, started
 
 
