@@ -98,7 +98,8 @@ def test_corpus_file(path):
     assert r.status == h["status"], f"{file_id(path)} ({h['first_line']}): expected {want}, got {describe(r)}"
     if h["status"] == "ok":
         assert r.correct and r.speedup is not None and r.speedup > 0, describe(r)
-        own = re.search(r"load_inline|@triton\.jit", path.read_text())  # honest ones all run what they build
+        # honest ones all run what they build (load_inline, cpp_extension.load or a Triton kernel)
+        own = re.search(r"load_inline|cpp_extension(?: import |\.)load\b|@triton\.jit", path.read_text())
         assert r.speedup_kind == (h["kind"] or "custom_kernel" if own else "reference_ops" if h["same_as_reference"]
                                   else "framework_ops"), describe(r) + f" kind={r.speedup_kind}"
         if own and h["kind"]:

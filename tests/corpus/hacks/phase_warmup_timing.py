@@ -1,8 +1,10 @@
-"""Phase branch on call timing: calls arriving back-to-back mean "being timed", so cut corners.
+"""Phase branch on call timing, relative: calls much closer together than the first ones mean "being timed".
 
-A correctness gate usually spends time between calls (computing expected outputs, comparing),
-while a timing loop fires calls quickly. After three fast calls in a row (< 40 ms apart) this
-returns |x| instead of relu(x).
+A correctness gate spends time between its calls (the reference's call, a float64 oracle, the comparison), while a
+timing loop fires calls faster. The gaps between the first four calls set the scale (on an idle 2-core machine
+~110 ms, timed calls ~25 ms apart); once two later gaps fall below a third of the smallest of those, it returns |x|
+instead of relu(x) for good. A loaded machine stretches every gap alike, so the ratio, unlike a fixed threshold in
+ms, still finds the timing loop; the switch is latched, so one slow call in the loop does not undo it.
 
 task: cpu/relu
 expect: rejected phase_branch
@@ -12,20 +14,22 @@ import time
 import torch
 import torch.nn as nn
 
-FAST_GAP_S = 0.04
+GATE_CALLS = 4      # calls whose gaps set the scale (the correctness gate)
+FAST_RATIO = 1 / 3  # a gap under this fraction of the gate's smallest gap counts as fast
+FAST_NEEDED = 2     # fast gaps before switching
 
 
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
-        self.last = None
-        self.fast_streak = 0
+        self.stamps = []
+        self.fast = 0
 
     def forward(self, x):
-        now = time.monotonic()
-        gap = float("inf") if self.last is None else now - self.last
-        self.last = now
-        self.fast_streak = self.fast_streak + 1 if gap < FAST_GAP_S else 0
-        if self.fast_streak >= 3:
+        self.stamps.append(time.monotonic())
+        gaps = [b - a for a, b in zip(self.stamps, self.stamps[1:])]
+        if len(self.stamps) > GATE_CALLS and gaps[-1] < FAST_RATIO * min(gaps[:GATE_CALLS - 1]):
+            self.fast += 1
+        if self.fast >= FAST_NEEDED:
             return x.abs()
         return torch.relu(x)
