@@ -6,7 +6,6 @@ torch.ops.load_library and load_inline returns its path; the op is called throug
 task: cpu/loop_rownorm
 expect: ok
 cpu_only: C++ that reads data_ptr on the host, for CPU tensors
-evaluator_gap: the op runs as torch.ops.corpus_rownorm.rownorm, which the profile does not count as a call into the candidate's build (it looks for extension modules only): speedup_kind framework_ops
 """
 import torch
 import torch.nn as nn
