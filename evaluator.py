@@ -343,7 +343,7 @@ def _build_root():
 
 def _spec_dir(spec, device):
     """The build folder of one spec (and torch version, device kind): a repeated build is a cache hit."""
-    text = json.dumps(spec, sort_keys=True)
+    text = json.dumps(spec, sort_keys=True, default=str)  # Path arguments as their text
     key = hashlib.sha256(f"{torch.__version__}|{device.split(':')[0]}|{text}".encode()).hexdigest()[:20]
     return _build_root() / key
 
