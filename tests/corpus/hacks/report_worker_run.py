@@ -7,7 +7,7 @@ call; the per-call guard only compares the harness' own attributes (flush buffer
 the Worker class, neither the instance's other attributes. The judge charges the reported time and takes the
 reported 0.5 ms hold off its own clock. The row sums are computed honestly (nansum, not the reference's op), so
 once the charge comes from the judge's clock alone it scores ~1x.
-today: ok 4.6x (cpu/sum_rows, the test's OPTIONS)
+today: ok 3.7-4.7x (cpu/sum_rows, the test's OPTIONS, 3 runs)
 
 task: cpu/sum_rows
 expect: ok
