@@ -43,7 +43,8 @@ Protects against (the check's name starts `reason`):
     `self.training` when the reference is not, is `phase_branch`.
  7. harness tampering inside the worker: replaced attributes of torch, torch.nn.functional, torch._C, torch.Tensor,
     nn.Module, torch.cuda, time, builtins, this module or its Worker class, or a profile/trace hook (`monkeypatch`);
-    changed global flags: TF32, cuDNN, matmul precision, threads, default dtype (`backend_flags`). Only functions
+    changed global flags: TF32, cuDNN, matmul precision, threads, default dtype (`backend_flags`); the connection
+    classes its replies travel through, attributes added to the worker object (a shadowed `run`). Only functions
     whose code torch had before the candidate ran count as torch patching itself. The audits' baselines are taken
     before any candidate code and their digest is kept by the judge (a changed baseline is `monkeypatch`).
  8. input tricks: inputs are written by the judge and compared after every call (`input_mutation`); a size constant
@@ -78,9 +79,9 @@ Does not protect against:
     the events include the CPU's launch latency, which varies between processes. Work on a stream that never waits
     for forward's stream still starts a few microseconds before the clock, and the hold holds SMs, not copy
     engines. The hold is launched through Triton's Python launcher, which is not watched.
- 7. hidden work smaller than 2% of the reference's time or 5% of its harness overhead (on an H200 ~40 us on the
-    worker's clock, ~100 us on the judge's, which alone sees work a forged report hides), or than the noise of the
-    judge's clock (more on a busy CPU): `charge`.
+ 7. hidden work smaller than 2% of the reference's time or a share of its harness overhead (on an H200 up to ~48
+    us on the worker's clock, ~65 us on the judge's, which alone sees work a forged report hides), or than the
+    noise of the judge's clock (more on a busy CPU): `charge`.
  8. a build runs the candidate's module (and constructor) once, ahead of its evaluation, in a build process: under
     Landlock (it writes builds and temp files) in a session that is killed afterwards, but not in the worker's
     group fence; compiler flags are the candidate's (a -B flag runs programs it wrote there).
@@ -127,6 +128,7 @@ from pathlib import Path
 
 import torch
 import torch.multiprocessing  # noqa: F401  (registers the reductions that share tensors through pipes)
+import multiprocessing.connection as _mpc
 
 _perf = time.perf_counter          # captured before any candidate code runs in this process
 _cuda_sync = torch.cuda.synchronize
@@ -257,7 +259,8 @@ class Options:
     time_budget_s: float = 1.0   # stop adding rounds after min_rounds once each side has run this long
     tol_ceiling: float = 0.05    # ... and at most this (a zero output is ~0.5 off)
     clock_slack: float = 0.02    # hidden work under this share of the reference's time is not charged (charge),
-    clock_overhead_slack: float = 0.05  # ... nor under this share of the reference's harness overhead
+    worker_overhead_slack: float = 0.05  # ... nor under this share of the reference's overhead on the worker's
+    judge_overhead_slack: float = 0.03   # ... and on the judge's clock
     call_timeout_s: float = 60.0
     build_timeout_s: float = 900.0
     eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
@@ -430,7 +433,8 @@ def _watched():
     return {"torch": (torch, False), "torch.nn.functional": (torch.nn.functional, False), "torch._C": (torch._C, False),
             "torch.cuda": (torch.cuda, False), "time": (time, False), "torch.Tensor": (torch.Tensor, True),
             "torch.nn.Module": (torch.nn.Module, True), "harness": (sys.modules[__name__], False),
-            "Worker": (Worker, True), "builtins": (builtins, False),
+            "Worker": (Worker, True), "builtins": (builtins, False), "Connection": (_mpc.Connection, True),
+            "_ConnectionBase": (_mpc._ConnectionBase, True),  # the worker's replies travel through these
             **({"torch._C._CudaEventBase": (_Event, True)} if _Event else {})}
 
 
@@ -611,6 +615,10 @@ def _unpack(template, tensors):
     return stage, list(it)
 
 
+_WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "flush_buf", "hold", "attrs", "flags0", "mod",
+                 "consts", "guard", "stage", "recv", "in_ranges"}  # every attribute the harness gives a worker
+
+
 class Worker:
     """One process's harness: build the model, run it on the judge's buffers, report what it saw.
 
@@ -703,7 +711,9 @@ class Worker:
         # every call (import and construction are audited separately against the state before them)
         self.guard = [(name, o, dict(vars(o))) for name, o in (
             ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase), ("builtins", builtins),
-            ("harness", sys.modules[__name__]), ("Worker", Worker))]
+            ("harness", sys.modules[__name__]), ("Worker", Worker), ("Connection", _mpc.Connection),
+            ("_ConnectionBase", _mpc._ConnectionBase))]
+        self._own(conn=self.conn)
 
     def _own(self, **attrs):
         """Set attributes of the harness' own (flush buffer, hold, buffers); the guard holds them to these objects
@@ -814,6 +824,9 @@ class Worker:
                    for k in before.keys() | now.keys()                                   # __eq__ runs here
                    if before.get(k) is not now.get(k) and not _torch_own(now.get(k))]
         changed += [f"worker.{k}" for k, v in self.owned.items() if vars(self).get(k) is not v]
+        changed += [f"worker.{k}" for k in vars(self).keys() - _WORKER_ATTRS]  # a method shadowed on the instance
+        changed += [] if type(self) is Worker and type(self.conn).__module__ == "multiprocessing.connection" \
+            else ["worker's class or connection"]
         if changed:
             raise Verdict("rejected", "monkeypatch", f"forward replaced {', '.join(sorted(changed)[:8])}")
 
@@ -1309,7 +1322,7 @@ def _spread(xs):
     return float((q[2] - q[0]) / q[1]), float(q[1])
 
 
-def charge(clock, slack=0.02, rel=0.05):
+def charge(clock, slack=0.02, rel=(0.05, 0.03)):
     """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's ms) per timed call.
 
     The reference costs the median of its precise clock: CUDA events on forward's stream from the end of the hold
@@ -1318,20 +1331,20 @@ def charge(clock, slack=0.02, rel=0.05):
     in the harness) and the judge's (from before it writes the inputs to the answer: everything, and no code of the
     candidate's can touch it). A bound is the candidate's median on that clock less the reference's median overhead
     there (the part of the wider clock beyond the precise one) less an allowance for noise, the largest of: `slack`
-    x the reference's time; `rel` x that overhead (two processes running the same code differ there by up to ~5%:
-    on an H200 30-50 us of ~0.8 ms on the worker's clock, bench/RESULTS.md); what that clock cannot resolve (3 x
-    the IQR of the reference's overhead there / sqrt(rounds)). Hidden work under the allowance is free; forged
-    precise or worker clocks leave the judge's.
+    x the reference's time; rel[clock] x that overhead (two processes running the same code differ there by up to
+    ~5% of the worker's overhead and ~3% of the judge's: on an H200 up to 48 us of ~0.8 ms and 70 us of ~1.9 ms,
+    bench/RESULTS.md); what that clock cannot resolve (3 x the IQR of the reference's overhead there /
+    sqrt(rounds)). Hidden work under the allowance is free; forged precise or worker clocks leave the judge's.
 
     >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
     (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
     """
     med, ref, cand = statistics.median, clock["ref"], clock["cand"]
     ref_ms, bounds = med(e for e, _, _ in ref), []
-    for c in (1, 2):  # the worker's clock, the judge's
+    for c, share in zip((1, 2), rel):  # the worker's clock, the judge's
         over = torch.tensor([x[c] - x[0] for x in ref], dtype=torch.float64)
         q = over.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
-        allow = max(slack * ref_ms, rel * med(over.tolist()), 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
+        allow = max(slack * ref_ms, share * med(over.tolist()), 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
         bounds.append(med(x[c] for x in cand) - med(over.tolist()) - allow)
     cand_ms = max(med(e for e, _, _ in cand), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
     return ref_ms, cand_ms, _spread([e for e, _, _ in ref])[0], _spread([e for e, _, _ in cand])[0]
@@ -1516,7 +1529,8 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
         seen.append(_fingerprint(got["ref"], idx))
         k += 1
     audit()
-    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack, o.clock_overhead_slack)
+    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
+                                                      (o.worker_overhead_slack, o.judge_overhead_slack))
     lap("time")
     return Result("ok", reason=note, correct=True, speedup=ref_ms / cand_ms, ref_ms=ref_ms, cand_ms=cand_ms,
                   ref_spread=ref_spread, cand_spread=cand_spread, same_as_reference=kind == "reference_ops",

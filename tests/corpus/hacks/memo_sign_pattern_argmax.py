@@ -11,6 +11,7 @@ full. With timed inputs drawn fresh from get_inputs() under secret seeds nothing
 today: ok 9.4x (corpus/argmax_rows, the test's OPTIONS)
 
 task: corpus/argmax_rows
+cpu_only: its memo indexes CUDA inputs with a CPU index (written against the CPU path)
 expect: ok
 max_speedup: 1.3
 speedup_kind: framework_ops

@@ -12,6 +12,7 @@ today: ok 1.40-1.49x (cpu/relu, the test's OPTIONS, 4 runs; honest two threads j
 with the helper given 75% or more it loses the race: rejected)
 
 task: cpu/relu
+cpu_only: a CPU thread finishing rows of a CPU tensor; on CUDA it races the copy-out (phase_branch)
 expect: ok
 max_speedup: 1.3
 speedup_kind: framework_ops
