@@ -966,9 +966,9 @@ def run(cfg, reward_fn=None):
         save_json(out / "config.json", asdict(cfg))
     print("config:\n" + "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items()))
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    if cfg.init_from and not cfg.resume:
-        continue_optimizer(cfg, opt)
     start = restore(cfg, model, opt) + 1 if cfg.resume else 1
+    if cfg.init_from and start == 1:  # no checkpoint of this run (a resume before its first): --init-from's moments
+        continue_optimizer(cfg, opt)
     db, best = open_database(cfg, tasks)
     print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
           f"parameters, from step {start}, out {out}")

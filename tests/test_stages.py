@@ -256,6 +256,29 @@ def test_init_from_carries_weights_optimizer_and_database(ssl_round, tmp_path):
     assert won and set(won) <= set(carried)
 
 
+def test_resume_before_the_first_checkpoint_keeps_init_froms_moments(tmp_path):
+    """A run with --init-from that is resumed before it wrote its first checkpoint (a crash in step 1) has nothing to
+    restore: it must start from --init-from's AdamW moments as a fresh run does, not from a new AdamW."""
+    init = tmp_path / "init"
+    init.mkdir()
+    model, _ = rl.tiny_policy(0)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model(input_ids=torch.arange(8)[None], labels=torch.arange(8)[None]).loss.backward()
+    opt.step()
+    torch.save(dict(step=1, model=model.state_dict(), optim=opt.state_dict()), init / "ckpt.pt")
+    (init / "config.json").write_text(json.dumps(dict(model="tiny")))
+    out = tmp_path / "rl"
+    out.mkdir()
+    (out / "log.jsonl").write_text("")  # the crashed first attempt: a run folder, no ckpt.pt
+    cfg = rl.Config(model="tiny", device="cpu", init_from=str(init), task="cpu/relu", steps=1, group_size=2,
+                    max_new_tokens=8, resume=True, out=str(out))
+    rl.run(cfg, reward_fn=lambda task, texts: [0.0] * len(texts))  # all-zero advantages: no update, moments kept
+    saved = torch.load(out / "ckpt.pt", weights_only=False)["optim"]["state"]
+    assert saved.keys() == opt.state_dict()["state"].keys()
+    for k, st in opt.state_dict()["state"].items():
+        assert all(torch.equal(st[m], saved[k][m]) for m in ("step", "exp_avg", "exp_avg_sq"))
+
+
 def test_collect_stops_after_m_successes_then_sft_reads_it(relu_writer, tmp_path):
     """collect: cpu/relu stops at 2 successes (2 attempts of the 3 allowed), cpu/add_mul spends all 3 attempts; one
     record per attempt. sft on that file trains on the 2 working ones and puts them into its database."""
