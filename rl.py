@@ -89,7 +89,7 @@ class Config:
     group_size: int = 8               # G: samples per prompt, the GRPO group
     gen_batch: int = 4                # tasks per generate call, their groups in one batch (1: each task alone)
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
-    top_p: float = 1.0                # nucleus sampling mass (1 = off)
+    top_p: float = 1.0                # nucleus sampling mass (1 = off; rl needs 1: its loss scores no truncation)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
     contrastive: bool = True          # show scored earlier variants in the prompt (off = plain prompt)
     n_exemplars: int = 2              # N: variants shown per prompt
@@ -97,7 +97,7 @@ class Config:
     tau: float = 1.0                  # softmax temperature over bucket mean scores
     exemplar_mode: str = "contrastive"  # contrastive|random|best: how variants are drawn from the database
     fail_reward: float = 0.0          # reward of a failed candidate (compile/runtime error, wrong, timeout, rejected)
-    log_speedup: bool = False         # reward log(speedup) instead of speedup
+    log_speedup: bool = False         # reward log(speedup) instead of speedup (needs fail_reward < 0)
     round_to_one: float = 0.0         # speedups within this of 1.0 count as exactly 1.0
     reward_normalize: bool = True     # (r - mean) / std over the step's rewards
     reward_clip: float = 1.5          # clip rewards to [-k, k] (0 = no clip)
@@ -149,6 +149,13 @@ def check_config(cfg):
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
+    if cfg.stage == "rl" and cfg.top_p < 1:
+        raise ConfigError(f"top_p {cfg.top_p} samples a truncated distribution that the GRPO loss does not score "
+                          "(its ratios compare whole distributions): use --top-p 1 with --stage rl")
+    if cfg.log_speedup and cfg.fail_reward >= 0:
+        raise ConfigError(f"--log-speedup with fail_reward {cfg.fail_reward} >= 0 ranks a failure above a correct "
+                          "code slower than the reference (log speedup < 0): give --fail-reward below log(slowest), "
+                          "e.g. -5")
     if cfg.stage == "sft" and not cfg.data:
         raise ConfigError("--stage sft needs --data FILE.jsonl (records with ref_code and completion or code)")
     return cfg

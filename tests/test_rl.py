@@ -78,6 +78,17 @@ def test_check_config_rejects_wrong_types():
     rl.check_config(rl.Config(lr=1))  # an int where a float is due is fine (JSON writes 1.0 as 1.0, users write 1)
 
 
+def test_flags_that_would_not_do_what_they_say_are_refused():
+    """--log-speedup with a failure reward >= 0 ranks a failure above a correct 0.5x code (log 0.5 = -0.69 < 0);
+    top_p < 1 in the rl stage samples a truncated distribution that the loss does not score. Each is one line."""
+    for cfg, words in [(rl.Config(log_speedup=True), "fail_reward"), (rl.Config(top_p=0.9), "top_p")]:
+        with pytest.raises(rl.ConfigError, match=words) as e:
+            rl.check_config(cfg)
+        assert "\n" not in str(e.value)
+    rl.check_config(rl.Config(log_speedup=True, fail_reward=-5.0))  # below log(0.01) = -4.6
+    rl.check_config(rl.Config(stage="collect", top_p=0.9))  # collect and ssl do not score ratios
+
+
 def test_config_json_round_trips(tmp_path):
     cfg = rl.parse_config(["--steps", "7", "--no-contrastive", "--lr", "3e-5", "--loss-variant", "dapo",
                            "--out", str(tmp_path)])
