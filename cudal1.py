@@ -15,8 +15,10 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); each is a flag with
        before the softmax is kept as written, though softmax is shift-invariant so it changes nothing.
     2. With fewer score buckets than N, the missing exemplars are drawn uniformly from the remaining entries (the
        paper does not say). Exemplars come back sorted by score, slowest first. `mode="random"|"best"` are ablations.
-    3. A candidate flagged `same_as_reference` earns the reward of speedup 1.0, not its measured speedup;
-       `round_to_one` (off by default here; the paper rounds in its timer) snaps near-1 speedups to exactly 1.
+    3. A candidate flagged `same_as_reference` earns `copy_reward` (default: what a failure earns), not its
+       measured speedup: with the reward of 1.0x a renamed reference was the best an untrained policy could do (a
+       failure earns 0, an honest 0.8x less). `round_to_one` (off by default here; the paper rounds in its timer)
+       snaps near-1 speedups to exactly 1.
     4. Reward normalisation uses the mean and std of the batch it is given (the caller picks: one group or a step).
     5. Group advantages divide by the population std (unbiased=False); `std_normalize=False` is Dr. GRPO's choice.
     6. KL uses the k3 estimator and is off by default (beta=0); the paper does not give beta.
@@ -202,11 +204,13 @@ def _get(result, name, default=None):
     return result.get(name, default) if isinstance(result, dict) else getattr(result, name, default)
 
 
-def _raw_reward(result, fail_reward, log_speedup, round_to_one):
+def _raw_reward(result, fail_reward, copy_reward, log_speedup, round_to_one):
     if _get(result, "status", "ok") != "ok" or not _get(result, "correct", True):
         return fail_reward
+    if _get(result, "same_as_reference", False):  # the reference renamed: correct, but no work of the policy's
+        return copy_reward
     speedup = _get(result, "speedup")
-    if _get(result, "same_as_reference", False) or speedup is None:  # no credit for the reference / an untimed run
+    if speedup is None:  # an untimed run
         speedup = 1.0
     if not (math.isfinite(speedup) and speedup > 0):
         return fail_reward
@@ -215,16 +219,20 @@ def _raw_reward(result, fail_reward, log_speedup, round_to_one):
     return math.log(speedup) if log_speedup else speedup
 
 
-def compute_rewards(results, *, fail_reward=0.0, log_speedup=False, round_to_one=0.0, normalize=True, clip=1.5):
+def compute_rewards(results, *, fail_reward=0.0, copy_reward=None, log_speedup=False, round_to_one=0.0,
+                    normalize=True, clip=1.5):
     """Evaluator results -> rewards (len(results),): speedup (or log speedup) if correct else fail_reward, then
     (r - mu) / sigma with mu, sigma the mean and population std of THIS batch (all-equal -> zeros), then clipped to
-    [-clip, clip] (clip None or <= 0: no clip). A correct result without a speedup counts as speedup 1.0.
+    [-clip, clip] (clip None or <= 0: no clip). A correct result without a speedup counts as speedup 1.0; one flagged
+    same_as_reference earns copy_reward (None: fail_reward), as given (not logged).
     With log_speedup a 1x candidate earns log(1) = 0, the same as the default fail_reward: pass a negative one.
 
     Example: speedups 4, 1, 1, 1, 1 (all correct) -> mu 1.6, sigma 1.2 -> [2.0, -0.5, -0.5, -0.5, -0.5]
              -> clipped [1.5, -0.5, -0.5, -0.5, -0.5]. A failure among them would enter as fail_reward = 0.
     """
-    r = np.array([_raw_reward(x, fail_reward, log_speedup, round_to_one) for x in results], dtype=np.float64)
+    copy_reward = fail_reward if copy_reward is None else copy_reward
+    r = np.array([_raw_reward(x, fail_reward, copy_reward, log_speedup, round_to_one) for x in results],
+                 dtype=np.float64)
     if normalize and r.size:
         std = r.std()
         r = (r - r.mean()) / (std + 1e-8) if std > 1e-12 else np.zeros_like(r)

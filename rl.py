@@ -97,10 +97,11 @@ class Config:
     tau: float = 1.0                  # softmax temperature over bucket mean scores
     exemplar_mode: str = "contrastive"  # contrastive|random|best: how variants are drawn from the database
     fail_reward: float = 0.0          # reward of a failed candidate (compile/runtime error, wrong, timeout, rejected)
+    copy_reward: str = "fail"         # reward of a correct copy of the reference (same_as_reference): a number or fail
     log_speedup: bool = False         # reward log(speedup) instead of speedup (needs fail_reward < 0)
     round_to_one: float = 0.0         # speedups within this of 1.0 count as exactly 1.0
-    reward_normalize: bool = True     # (r - mean) / std over the step's rewards
-    reward_clip: float = 1.5          # clip rewards to [-k, k] (0 = no clip)
+    reward_normalize: bool = True     # (r - mean) / std over the step's rewards (off: raw rewards, never clipped)
+    reward_clip: float = 1.5          # clip normalised rewards to [-k, k] (0 = no clip)
     std_normalize: bool = True        # divide group advantages by the group std (off = Dr. GRPO)
     loss_variant: str = "grpo"        # grpo|dapo|drgrpo: how per-token losses are averaged
     lr: float = 1e-6                  # AdamW learning rate
@@ -156,9 +157,19 @@ def check_config(cfg):
         raise ConfigError(f"--log-speedup with fail_reward {cfg.fail_reward} >= 0 ranks a failure above a correct "
                           "code slower than the reference (log speedup < 0): give --fail-reward below log(slowest), "
                           "e.g. -5")
+    if cfg.copy_reward != "fail" and not np.isfinite(as_number(cfg.copy_reward)):
+        raise ConfigError(f"copy_reward must be a number or 'fail' (= fail_reward), got {cfg.copy_reward!r}")
     if cfg.stage == "sft" and not cfg.data:
         raise ConfigError("--stage sft needs --data FILE.jsonl (records with ref_code and completion or code)")
     return cfg
+
+
+def as_number(text):
+    """float(text), or nan when it is not a number."""
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
 
 
 def field_comments():
@@ -544,9 +555,12 @@ def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
         raw = np.array([x for (name, _), r in zip(batch, rollouts) for x in reward_fn(name, r["texts"])], dtype=float)
         return [], raw, raw
     results = evaluate_all(cfg, batch, rollouts)
-    kw = dict(fail_reward=cfg.fail_reward, log_speedup=cfg.log_speedup, round_to_one=cfg.round_to_one)
+    copy_reward = cfg.fail_reward if cfg.copy_reward == "fail" else float(cfg.copy_reward)
+    kw = dict(fail_reward=cfg.fail_reward, copy_reward=copy_reward, log_speedup=cfg.log_speedup,
+              round_to_one=cfg.round_to_one)
+    clip = cfg.reward_clip if cfg.reward_normalize else None  # k is in units of the step's std: raw ones stay raw
     return (results, compute_rewards(results, normalize=False, clip=None, **kw),
-            compute_rewards(results, normalize=cfg.reward_normalize, clip=cfg.reward_clip, **kw))
+            compute_rewards(results, normalize=cfg.reward_normalize, clip=clip, **kw))
 
 # ---------------------------------------------------------------------------- loop: loss and update
 
@@ -803,12 +817,13 @@ def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         print(f"collect {task[0]} | {ok} correct of {tried} attempts", flush=True)
 
 
-def add_measured(db, records, meta=None):
+def add_measured(cfg, db, records, meta=None):
     """Put the records' measured working codes (task, code, a result with a speedup: collected.jsonl, stage-1 data)
-    into the exemplar database, scored by that speedup."""
+    into the exemplar database, scored by that speedup; copies of the reference (same_as_reference) stay out."""
     for r in records:
         res = r.get("result") or {}
-        if r.get("task") and r.get("code") and res.get("speedup") and res.get("status", "ok") == "ok":
+        if (r.get("task") and r.get("code") and res.get("speedup") and res.get("status", "ok") == "ok"
+                and not res.get("same_as_reference")):
             db.add(r["task"], r["code"], res["speedup"], meta=meta)
 
 
@@ -887,7 +902,7 @@ def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     """Stage 1: AdamW steps start..steps on sft_batch records of --data each, epoch after reshuffled epoch; with
     --sft-contrastive each step also trains the same records under contrastive prompts (contrastive_example)."""
     records = sft_records(cfg)
-    add_measured(db, records, meta=dict(data=cfg.data))  # exemplars that stage 3 (and --sft-contrastive) can show
+    add_measured(cfg, db, records, meta=dict(data=cfg.data))  # exemplars that stage 3 (and --sft-contrastive) can show
     examples = sft_examples(cfg, model, tok, records)
     per_epoch = -(-len(examples) // cfg.sft_batch)
     for step in range(start, cfg.steps + 1):

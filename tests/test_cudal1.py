@@ -127,11 +127,17 @@ def test_rewards_clip_binds():
 
 
 def test_rewards_failures_and_reference_copies():
-    # raw [2, 1, 0 (fail), 1 (same as reference: its 5x is not credited)]: mu 1, sigma sqrt(.5) -> within the clip
+    # raw [2, 1, 0 (fail), 0 (same as reference: its 5x is not credited; a copy earns what a failure earns)]:
+    # mu 0.75, sigma sqrt((1.5625 + .0625 + .5625 + .5625) / 4) = sqrt(.6875) = 0.829156
+    # -> [1.25, .25, -.75, -.75] / sigma = [1.507557 (clipped to 1.5), 0.301511, -0.904534, -0.904534]
     results = [ok(2.0), ok(1.0), FAIL, ok(5.0, same_as_reference=True)]
-    assert compute_rewards(results).tolist() == pytest.approx([math.sqrt(2), 0, -math.sqrt(2), 0], abs=1e-6)
+    assert compute_rewards(results).tolist() == pytest.approx([1.5, 0.301511, -0.904534, -0.904534], abs=1e-6)
     raw = compute_rewards(results, normalize=False, clip=None, fail_reward=-1.0)
-    assert raw.tolist() == [2.0, 1.0, -1.0, 1.0]
+    assert raw.tolist() == [2.0, 1.0, -1.0, -1.0]
+    # copy_reward 1.0 is the old rule (a copy as a 1x code): raw [2, 1, 0, 1], mu 1, sigma sqrt(.5)
+    assert compute_rewards(results, copy_reward=1.0).tolist() == pytest.approx([math.sqrt(2), 0, -math.sqrt(2), 0])
+    assert compute_rewards(results, normalize=False, clip=None, log_speedup=True, fail_reward=-5.0,
+                           copy_reward=-2.0).tolist() == pytest.approx([LN2, 0.0, -5.0, -2.0])  # as given, not log
     odd = [ok(3.0, status="rejected"), ok(3.0, correct=False), ok(None), ok(float("nan"))]
     assert compute_rewards(odd, normalize=False, clip=None).tolist() == [0.0, 0.0, 1.0, 0.0]
 

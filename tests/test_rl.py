@@ -14,6 +14,7 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+import evaluator  # noqa: E402
 import rl  # noqa: E402
 
 TIMING = {"gen_s", "eval_s", "update_s", "step_s"}  # wall-clock fields: the only ones allowed to differ on replay
@@ -378,3 +379,72 @@ def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
     text = (tmp_path / "best" / "cpu__relu.py").read_text()
     assert text.startswith(f"# cudal1 best for task cpu/relu: speedup {results[0].speedup:.3f}x, status ok")
     assert "clamp_min" in text and best["cpu/relu"][0] == results[0].speedup
+
+# ---------------------------------------------------------------------------- rewards from (fake) evaluations
+
+
+def code(name):
+    """A candidate the fake evaluator knows by name."""
+    return f"class ModelNew:  # {name}"
+
+
+def reply(name):
+    return f"```python\n{code(name)}\n```"
+
+
+def fake_evaluator(monkeypatch, table):
+    """evaluator.evaluate_many answering from table: name (see code()) -> Result, or a list of Results given one per
+    evaluation of that code (a re-measurement gets the next one). Returns the list of calls: (names, options)."""
+    calls, seen = [], {}
+
+    def evaluate_many(pairs, device="cpu", **opts):
+        names = [c.split("# ")[-1] for _, c in pairs]
+        calls.append((names, opts))
+        out = []
+        for name in names:
+            got = table[name] if isinstance(table[name], evaluator.Result) else table[name][seen.get(name, 0)]
+            seen[name] = seen.get(name, 0) + 1
+            out.append(replace(got))
+        return out
+
+    monkeypatch.setattr(evaluator, "evaluate_many", evaluate_many)
+    return calls
+
+
+def ok(speedup, **kw):
+    return evaluator.Result("ok", correct=True, speedup=speedup, ref_ms=1.0, cand_ms=1.0 / speedup, **kw)
+
+
+FAILED = evaluator.Result("wrong_output", check="values")
+COPY = ok(1.02, same_as_reference=True)
+
+
+def test_raw_rewards_are_raw_speedups(monkeypatch):
+    """--no-reward-normalize: the rewards are the speedups themselves; the clip (k = 1.5 by default) acts on
+    normalised rewards only, so a 6x and a 2x candidate no longer both get 1.5."""
+    fake_evaluator(monkeypatch, {"six": ok(6.0), "two": ok(2.0)})
+    batch, rollouts = [("t", "REF")], [dict(texts=[reply("six"), reply("two")])]
+    _, raw, rewards = rl.evaluate_and_reward(rl.Config(device="cpu", reward_normalize=False), batch, rollouts)
+    assert raw.tolist() == rewards.tolist() == [6.0, 2.0]
+    # normalised over the step: mean 4, std 2 -> [1, -1]; the clip at 1.5 does not bind
+    _, _, rewards = rl.evaluate_and_reward(rl.Config(device="cpu"), batch, rollouts)
+    assert rewards.tolist() == pytest.approx([1.0, -1.0])
+
+
+def test_a_copy_of_the_reference_earns_what_a_failure_earns(monkeypatch, tmp_path):
+    """A correct candidate that is the reference renamed (same_as_reference) earns --copy-reward, by default the
+    failure reward: before, it earned the reward of 1.0x, more than an honest 0.8x. Copies never enter the database
+    or best/, also from stage-1 data."""
+    fake_evaluator(monkeypatch, {"honest": ok(0.8), "copy": COPY, "junk": FAILED})
+    batch, rollouts = [("t", "REF")], [dict(texts=[reply("honest"), reply("copy"), reply("junk")])]
+    cfg = rl.Config(device="cpu", fail_reward=-1.0, out=str(tmp_path))
+    results, raw, _ = rl.evaluate_and_reward(cfg, batch, rollouts)
+    assert raw.tolist() == [0.8, -1.0, -1.0]
+    assert rl.evaluate_and_reward(replace(cfg, copy_reward="0.5"), batch, rollouts)[1].tolist() == [0.8, 0.5, -1.0]
+    db, best = rl.ExemplarDB(), {}
+    rl.record_winners(cfg, db, best, batch, rollouts, results, step=1)
+    assert [e.code for e in db.entries("t")] == [code("honest")] and best["t"][1] == code("honest")
+    rl.add_measured(cfg, db, [dict(task="t", code=code("copy"), result=COPY.to_dict())])
+    assert [e.code for e in db.entries("t")] == [code("honest")]
+    with pytest.raises(rl.ConfigError, match="copy_reward"):
+        rl.check_config(replace(cfg, copy_reward="half"))

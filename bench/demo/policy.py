@@ -97,13 +97,13 @@ def pooled(recs, group_size):
                           for t in sorted(recs[0]["per_task"])})
 
 
-def exemplar_db(path, tasks):
+def exemplar_db(cfg, path, tasks):
     """An in-memory exemplar database: each task's reference at 1.0 and the working codes of a JSONL of measured
     records (stage-1 data: task, code, result with a speedup), as sft puts them into a run's database."""
     db = ExemplarDB()
     for name, ref in tasks:
         db.seed_reference(name, ref)
-    rl.add_measured(db, rl.read_jsonl(path))
+    rl.add_measured(cfg, db, rl.read_jsonl(path))
     return db
 
 
@@ -113,7 +113,7 @@ def compare(cfg, policies, n, exemplars=None):
     call for all: a reply two policies both wrote is evaluated once. exemplars: a JSONL for exemplar_db; then the
     prompts are contrastive (the same variants shown to every policy), else plain."""
     tasks, rollouts = rl.load_tasks(cfg), []
-    db = exemplar_db(exemplars, tasks) if exemplars else None
+    db = exemplar_db(cfg, exemplars, tasks) if exemplars else None
     for policy in policies:
         c = rl.replace(cfg, init_from=str(policy), group_size=n, contrastive=db is not None)
         model, tok = rl.initial_policy(c)
