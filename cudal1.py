@@ -123,8 +123,10 @@ class ExemplarDB:
         """Store the task's reference at score 1.0 (once)."""
         return self.add(task, ref_code, 1.0, step=0, meta={"reference": True})
 
-    def entries(self, task):
-        return list(self._by_task.get(task, []))
+    def entries(self, task, excluding=None):
+        """The task's entries; excluding: a code left out (with its twins up to trailing whitespace)."""
+        drop = _code_key(excluding) if excluding is not None else None
+        return [e for e in self._by_task.get(task, []) if drop is None or _code_key(e.code) != drop]
 
     def best(self, task):
         return max(self._by_task.get(task, []), key=lambda e: e.score, default=None)

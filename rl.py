@@ -863,9 +863,11 @@ def sft_examples(cfg, model, tok, records):
 def contrastive_example(cfg, db, tok, record, example, step, i):
     """[record i's sft example under a contrastive prompt]: n_exemplars of its task's database entries, drawn as
     stage 3 draws them from (seed, step, i), so each step shows a new pair; [] for a record whose task has none.
-    Why: a model as small as --model tiny learns the prompts it saw; trained on plain prompts only it wrote no code
-    at all under stage 3's contrastive ones (bench/RESULTS.md section 8)."""
-    entries = db.entries(record.get("task", ""))
+    The record's own code is not among them (sft put it into the database): a prompt showing its target teaches
+    copying. Why: a model as small as --model tiny learns the prompts it saw; trained on plain prompts only it wrote
+    no code at all under stage 3's contrastive ones (bench/RESULTS.md section 8)."""
+    own = record.get("code") or extract_code(record.get("completion", "")).code
+    entries = db.entries(record.get("task", ""), excluding=own)
     if not entries:
         return []
     rng = np.random.default_rng(seed_for(cfg, step, f"{record['task']}#{i}"))

@@ -140,6 +140,29 @@ def test_sft_contrastive_adds_each_record_under_contrastive_prompts(tmp_path, mo
             shown.setdefault(tok.decode(t), set()).add(text)
     assert len(shown) == 3 and max(map(len, shown.values())) > 1  # the variants shown change between steps
 
+
+def test_sft_contrastive_never_shows_the_target_in_its_prompt(monkeypatch):
+    """The records' own codes are in the database (sft puts them there); the contrastive prompt of a record must draw
+    its exemplars from the others (and the reference), never from the record's code or a whitespace twin of it."""
+    monkeypatch.setattr(rl, "build_prompt", build_prompt)
+    cfg = rl.Config(model="tiny", device="cpu", task="cpu/relu", sft_contrastive=True)
+    tok = rl.tiny_policy(0)[1]
+    codes = [CLAMP.replace("0.0", v) for v in "0123"]
+    records = [dict(task="cpu/relu", ref_code=RELU, code=c, result=dict(status="ok", speedup=1.5 + i))
+               for i, c in enumerate(codes)]
+    db = rl.ExemplarDB()
+    db.seed_reference("cpu/relu", RELU)
+    rl.add_measured(cfg, db, records)
+    db.add("cpu/relu", codes[0] + "   \n", 1.9)  # the same code up to trailing whitespace: a re-measurement
+    others = 0
+    for step in range(1, 11):
+        for i, r in enumerate(records):
+            [(p, _, _)] = rl.contrastive_example(cfg, db, tok, r, (None, None, None), step, i)
+            text = tok.decode(p)
+            assert r["code"].strip() not in text and text.count("### Variant") == 2
+            others += sum(c.strip() in text for c in codes)
+    assert others > 40  # of the 80 exemplars shown, those not the reference are the other records' codes
+
 # ---------------------------------------------------------------------------- a toy policy that writes working code
 
 
