@@ -109,7 +109,8 @@ class Config:
     beta: float = 0.0                 # KL penalty to the initial policy (0 = no reference model loaded)
     eps_low: float = 0.2              # ratio clip below: 1 - eps_low
     eps_high: float = 0.2             # ratio clip above: 1 + eps_high (> eps_low = DAPO clip-higher)
-    mu: int = 1                       # optimizer steps per batch of rollouts (PPO inner iterations)
+    mu: int = 1                       # passes over each batch of rollouts (PPO epochs), minibatches steps each
+    minibatches: int = 1              # AdamW steps per pass: the batch's samples split in M (old log-probs: before all)
     grad_accum: int = 8               # micro-batches per optimizer step (memory, not maths)
     max_grad_norm: float = 1.0        # clip the gradient norm (0 = off)
     eval_timeout: float = 60.0        # seconds one call of a candidate may take before it is a timeout
@@ -144,8 +145,8 @@ def check_config(cfg):
             raise ConfigError(f"{f.name} must be {f.type.__name__}, got {v!r}")
         if f.name in CHOICES and v not in CHOICES[f.name]:
             raise ConfigError(f"{f.name} must be one of {'|'.join(CHOICES[f.name])}, got {v!r}")
-    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "grad_accum",
-                 "gen_batch", "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds"):
+    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "minibatches",
+                 "grad_accum", "gen_batch", "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds"):
         if getattr(cfg, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
@@ -153,6 +154,9 @@ def check_config(cfg):
     if cfg.stage == "rl" and cfg.top_p < 1:
         raise ConfigError(f"top_p {cfg.top_p} samples a truncated distribution that the GRPO loss does not score "
                           "(its ratios compare whole distributions): use --top-p 1 with --stage rl")
+    if cfg.mu * cfg.minibatches == 1 and (cfg.eps_low, cfg.eps_high) != (Config.eps_low, Config.eps_high):
+        raise ConfigError("--eps-low/--eps-high cannot act with one AdamW step per batch (--mu 1 --minibatches 1: "
+                          "every ratio is 1): give --minibatches M or --mu K > 1")
     if cfg.log_speedup and cfg.fail_reward >= 0:
         raise ConfigError(f"--log-speedup with fail_reward {cfg.fail_reward} >= 0 ranks a failure above a correct "
                           "code slower than the reference (log speedup < 0): give --fail-reward below log(slowest), "
@@ -597,6 +601,8 @@ def flat_samples(rollouts):
 
 def micro_batches(cfg, indices):
     """The indices split into grad_accum nearly equal micro-batches (fewer when there are fewer indices)."""
+    if not len(indices):  # a rank's share of a mini-batch smaller than the number of ranks
+        return []
     return [c.tolist() for c in np.array_split(np.asarray(indices), min(cfg.grad_accum, len(indices)))]
 
 
@@ -608,35 +614,41 @@ def optimizer_step(cfg, model, opt):
 
 
 def update(cfg, model, ref_model, opt, rollouts, adv):
-    """GRPO: old (and reference) log-probs once, no grad; then mu AdamW steps, each over grad_accum micro-batches.
-    Under torchrun each rank takes its share of the samples; the shares of the loss are taken of the whole batch,
-    so the gradients summed over the ranks (and the logged stats) are those of one process."""
+    """GRPO with PPO's mini-batches: old (and reference) log-probs of every sample once, no grad, before the first
+    step; then mu passes over the batch, each split into `minibatches` AdamW steps (contiguous parts of the samples in
+    (B*G) order, each over grad_accum micro-batches). From the second step on the weights have moved, so the ratios
+    leave 1 and the eps clip can bind; with one step per batch every ratio is 1 and the clip does nothing.
+    Under torchrun each rank takes its share of each mini-batch; the shares of the loss are taken of the whole
+    mini-batch, so the gradients summed over the ranks (and the logged stats) are those of one process."""
     samples = flat_samples(rollouts)
-    chunks = micro_batches(cfg, shard(range(len(samples))))
-    total_tokens = sum(int(k.sum()) for _, _, k in samples)
-    adv = adv.to(cfg.device)
+    parts = [p.tolist() for p in np.array_split(np.arange(len(samples)), min(cfg.minibatches, len(samples)))]
+    chunks = [micro_batches(cfg, shard(part)) for part in parts]  # per mini-batch: this rank's micro-batches
+    tokens = [sum(int(samples[i][2].sum()) for i in part) for part in parts]
+    adv, n_steps = adv.to(cfg.device), cfg.mu * len(parts)
     with torch.no_grad():
-        old = [token_logps(cfg, model, [samples[i] for i in c])[0] for c in chunks]
-        ref = [token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in chunks]
+        old = [[token_logps(cfg, model, [samples[i] for i in c])[0] for c in cs] for cs in chunks]
+        ref = [[token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in cs]
+               for cs in chunks]
     stats, grad_norm = Counter(), 0.0
-    bar = tqdm(total=cfg.mu * len(chunks), desc="update", leave=False, disable=not is_main())
+    bar = tqdm(total=cfg.mu * sum(map(len, chunks)), desc="update", leave=False, disable=not is_main())
     for _ in range(cfg.mu):
-        opt.zero_grad(set_to_none=True)
-        for c, old_lp, ref_lp in zip(chunks, old, ref):
-            bar.update()
-            logp, mask = token_logps(cfg, model, [samples[i] for i in c])
-            loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
-                                 eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
-                                 max_tokens=cfg.max_new_tokens)
-            # weight each micro-batch by its share, so the sum equals the loss of the whole batch
-            share = int(mask.sum()) / total_tokens if cfg.loss_variant == "dapo" else len(c) / len(samples)
-            (loss * share).backward()
-            stats.update({"loss": loss.item() * share, **{k: v * share / cfg.mu for k, v in st.items()}})
-        all_reduce_grads(model)
-        grad_norm += optimizer_step(cfg, model, opt) / cfg.mu  # of the summed gradient: the same on every rank
+        for part, cs, olds, refs, total_tokens in zip(parts, chunks, old, ref, tokens):
+            opt.zero_grad(set_to_none=True)
+            for c, old_lp, ref_lp in zip(cs, olds, refs):
+                bar.update()
+                logp, mask = token_logps(cfg, model, [samples[i] for i in c])
+                loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
+                                     eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
+                                     max_tokens=cfg.max_new_tokens)
+                # weight each micro-batch by its share, so the sum equals the loss of the whole mini-batch
+                share = int(mask.sum()) / total_tokens if cfg.loss_variant == "dapo" else len(c) / len(part)
+                (loss * share).backward()
+                stats.update({"loss": loss.item() * share, **{k: v * share / n_steps for k, v in st.items()}})
+            all_reduce_grads(model)
+            grad_norm += optimizer_step(cfg, model, opt) / n_steps  # of the summed gradient: the same on every rank
     bar.close()
-    stats = {k: sum(part[k] for part in gather([stats])) for k in stats}  # the ranks' shares add up to the batch's
-    return dict(stats, loss=stats["loss"] / cfg.mu, grad_norm=grad_norm, updated=True)
+    stats = {k: sum(part.get(k, 0.0) for part in gather([stats])) for k in ("loss", "clip_frac", "kl", "ratio")}
+    return dict(stats, loss=stats["loss"] / n_steps, grad_norm=grad_norm, updated=True)
 
 
 NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None, updated=False)

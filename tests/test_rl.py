@@ -448,3 +448,42 @@ def test_a_copy_of_the_reference_earns_what_a_failure_earns(monkeypatch, tmp_pat
     assert [e.code for e in db.entries("t")] == [code("honest")]
     with pytest.raises(rl.ConfigError, match="copy_reward"):
         rl.check_config(replace(cfg, copy_reward="half"))
+
+# ---------------------------------------------------------------------------- mini-batches: the ratio clip binds
+
+
+def test_minibatches_move_the_ratio_and_the_clip_binds(monkeypatch):
+    """--minibatches 2: the batch's samples are two AdamW steps, both scored against the log-probs from before the
+    first. The first mini-batch's ratios are exactly 1; after the first step they are not, the eps clip binds on some
+    tokens, and those tokens get no gradient (the clipped term is a constant). With one step per batch the clip
+    flags cannot act, and saying --eps-high then is refused."""
+    cfg = rl.Config(model="tiny", device="cpu", minibatches=2, grad_accum=1, lr=3e-2, max_grad_norm=0.0, seed=1)
+    model, _ = rl.load_policy(cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    g = torch.Generator().manual_seed(0)
+    rollouts = [dict(prompt=torch.randint(0, 256, (6,), generator=g), ids=torch.randint(0, 256, (4, 12), generator=g),
+                     mask=torch.ones(4, 12, dtype=torch.bool)) for _ in range(2)]
+    adv = torch.tensor([1.0, -1.0, 1.0, -1.0] * 2)
+    calls, grpo_loss = [], rl.grpo_loss
+
+    def spy(logp, old_logp, advantages, mask, **kw):
+        logp.retain_grad()
+        calls.append((logp, old_logp, advantages, mask, kw))
+        return grpo_loss(logp, old_logp, advantages, mask, **kw)
+
+    monkeypatch.setattr(rl, "grpo_loss", spy)
+    stats = rl.update(cfg, model, None, opt, rollouts, adv)
+    assert len(calls) == 2 and [len(c[2]) for c in calls] == [4, 4]  # one micro-batch per mini-batch of 4 samples
+    (first, old0, *_), (later, old1, a1, mask, kw) = calls
+    assert torch.equal(first.detach(), old0)  # before the first step: ratio 1 everywhere
+    ratio = torch.exp(later.detach() - old1)  # (4, 12)
+    assert (ratio - 1).abs().max() > 0.2
+    a = a1.reshape(-1, 1)
+    binds = ((ratio > 1 + kw["eps_high"]) & (a > 0)) | ((ratio < 1 - kw["eps_low"]) & (a < 0))
+    assert binds.any() and (~binds).any()
+    assert (later.grad[binds] == 0).all() and (later.grad[~binds] != 0).all()
+    assert stats["clip_frac"] == pytest.approx(float(binds.float().mean()) / 2)  # the mean over the 2 steps
+    with pytest.raises(rl.ConfigError, match="minibatches"):
+        rl.check_config(rl.Config(eps_high=0.28))
+    rl.check_config(rl.Config(eps_high=0.28, minibatches=4))
+    rl.check_config(rl.Config(eps_high=0.28, mu=2))
