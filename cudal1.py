@@ -21,6 +21,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); each is a flag with
        snaps near-1 speedups to exactly 1.
     4. Reward normalisation uses the mean and std of the batch it is given (the caller picks: one group or a step).
     5. Group advantages divide by the population std (unbiased=False); `std_normalize=False` is Dr. GRPO's choice.
+       `std_floor` (ours, 0 = off) divides by at least that, so timing noise cannot earn the advantages of a win.
     6. KL uses the k3 estimator and is off by default (beta=0); the paper does not give beta.
     7. Loss aggregation `variant="grpo"` (per-sequence mean, then mean) is the paper's GRPO; "dapo" (token mean)
        and "drgrpo" (constant normaliser) are ablations, as is `eps_high != eps_low` (DAPO's clip-higher).
@@ -245,16 +246,18 @@ def compute_rewards(results, *, fail_reward=0.0, copy_reward=None, log_speedup=F
 
 # ---------------------------------------------------------------------------- advantages
 
-def group_advantages(rewards, std_normalize=True, eps=1e-4):
-    """Rewards (B, G) of G samples per prompt -> advantages (B, G): minus the group mean, over (population std + eps).
+def group_advantages(rewards, std_normalize=True, eps=1e-4, std_floor=0.0):
+    """Rewards (B, G) of G samples per prompt -> advantages (B, G): minus the group mean, over (max(population std,
+    std_floor) + eps). The floor keeps a group whose rewards differ by timing noise alone from full-size advantages.
 
     Example: [[1, 2, 3, 4]] -> mean 2.5, std sqrt(1.25) = 1.118 -> [[-1.342, -0.447, 0.447, 1.342]];
              without std: [[-1.5, -0.5, 0.5, 1.5]]. A group of equal rewards gets zeros (no signal).
+             [[1.00, 1.05, 0.95, 1.00]]: std 0.035 -> [[0, 1.41, -1.41, 0]]; with std_floor 0.1 -> [[0, 0.5, -0.5, 0]].
     """
     centred = rewards - rewards.mean(dim=-1, keepdim=True)  # (B, G)
     if not std_normalize:
         return centred
-    return centred / (rewards.std(dim=-1, unbiased=False, keepdim=True) + eps)  # (B, G)
+    return centred / (rewards.std(dim=-1, unbiased=False, keepdim=True).clamp(min=std_floor) + eps)  # (B, G)
 
 
 # ---------------------------------------------------------------------------- GRPO loss

@@ -103,6 +103,7 @@ class Config:
     reward_normalize: bool = True     # (r - mean) / std over the step's rewards (off: raw rewards, never clipped)
     reward_clip: float = 1.5          # clip normalised rewards to [-k, k] (0 = no clip)
     std_normalize: bool = True        # divide group advantages by the group std (off = Dr. GRPO)
+    adv_std_floor: float = 0.0        # divide by max(group std, this): in the units of the (normalised) rewards
     loss_variant: str = "grpo"        # grpo|dapo|drgrpo: how per-token losses are averaged
     lr: float = 1e-6                  # AdamW learning rate
     weight_decay: float = 0.0         # AdamW weight decay
@@ -965,7 +966,8 @@ def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         results, raw, rewards = evaluate_and_reward(cfg, batch, rollouts, reward_fn)
         t2 = time.perf_counter()
         adv = group_advantages(torch.tensor(rewards).view(len(batch), cfg.group_size),  # (B, G)
-                               std_normalize=cfg.std_normalize).flatten().float()       # (B * G,)
+                               std_normalize=cfg.std_normalize,
+                               std_floor=cfg.adv_std_floor).flatten().float()           # (B * G,)
         stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
         t3 = time.perf_counter()
         record_winners(cfg, db, best, batch, rollouts, results, step)

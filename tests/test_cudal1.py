@@ -109,6 +109,19 @@ def test_group_advantages():
     assert group_advantages(torch.tensor([[0.0, 1.0]]), eps=0).tolist() == [[-1.0, 1.0]]  # population std 0.5
 
 
+def test_group_advantages_std_floor():
+    """Timing noise: [1.00, 1.05, 0.95, 1.00] has std sqrt((0 + .0025 + .0025 + 0) / 4) = 0.035355, so plain GRPO gives
+    +-0.05 / (0.035355 + 1e-4) = +-1.41022, as large as a real win. A floor of 0.1 divides by 0.1 + 1e-4 instead:
+    +-0.4995. A real 2x among 1x codes, [1, 1, 1, 2] (mean 1.25, std sqrt(.1875) = 0.433013), is above the floor."""
+    noise, win = torch.tensor([[1.0, 1.05, 0.95, 1.0]]), torch.tensor([[1.0, 1.0, 1.0, 2.0]])
+    assert group_advantages(noise)[0].tolist() == pytest.approx([0, 1.41022, -1.41022, 0], abs=1e-5)
+    assert group_advantages(noise, std_floor=0.1)[0].tolist() == pytest.approx([0, 0.4995, -0.4995, 0], abs=1e-5)
+    assert group_advantages(win, std_floor=0.1).tolist() == group_advantages(win).tolist()
+    assert group_advantages(win)[0, 3].item() == pytest.approx(0.75 / 0.433113, abs=1e-5)  # 1.731651
+    assert group_advantages(noise, std_normalize=False, std_floor=0.1).tolist() == \
+        group_advantages(noise, std_normalize=False).tolist()  # no std, nothing to floor
+
+
 # ---------------------------------------------------------------------------- rewards
 
 def ok(s, **kw):

@@ -487,3 +487,15 @@ def test_minibatches_move_the_ratio_and_the_clip_binds(monkeypatch):
         rl.check_config(rl.Config(eps_high=0.28))
     rl.check_config(rl.Config(eps_high=0.28, minibatches=4))
     rl.check_config(rl.Config(eps_high=0.28, mu=2))
+
+
+def test_adv_std_floor_reaches_the_update(tmp_path, monkeypatch):
+    """--adv-std-floor 0.1 on a group rewarded [1.00, 1.05, 0.95, 1.00] (a toy reward_fn: rewards used as given):
+    advantages +-0.05 / (0.1 + 1e-4) = +-0.4995 reach update(), not the +-1.41 of plain GRPO."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    seen = []
+    monkeypatch.setattr(rl, "update", lambda cfg, m, r, o, rollouts, adv: seen.append(adv) or rl.NO_UPDATE)
+    flags = ["--model", "tiny", "--task", "cpu/relu", "--steps", "1", "--group-size", "4", "--max-new-tokens", "4",
+             "--device", "cpu", "--adv-std-floor", "0.1", "--out", str(tmp_path)]
+    rl.run(rl.parse_config(flags), reward_fn=lambda task, texts: [1.0, 1.05, 0.95, 1.0])
+    assert seen[0].tolist() == pytest.approx([0.0, 0.4995, -0.4995, 0.0], abs=1e-5)
