@@ -99,7 +99,8 @@ class Config:
     fail_reward: float = 0.0          # reward of a failed candidate (compile/runtime error, wrong, timeout, rejected)
     copy_reward: str = "fail"         # reward of a correct copy of the reference (same_as_reference): a number or fail
     log_speedup: bool = False         # reward log(speedup) instead of speedup (needs fail_reward < 0)
-    round_to_one: float = 0.0         # speedups within this of 1.0 count as exactly 1.0
+    round_to_one: float = 0.02        # speedups within this of 1 count as 1 (identical code: +-2% on an H200)
+    recheck_above: float = 3.0        # a speedup above this is evaluated again, the lower of the two kept (0 = off)
     reward_normalize: bool = True     # (r - mean) / std over the step's rewards (off: raw rewards, never clipped)
     reward_clip: float = 1.5          # clip normalised rewards to [-k, k] (0 = no clip)
     std_normalize: bool = True        # divide group advantages by the group std (off = Dr. GRPO)
@@ -451,6 +452,12 @@ def write_best(cfg, name, speedup, code, step):
     path.write_text(f"# cudal1 best for task {name}: speedup {speedup:.3f}x, status ok, found at step {step}\n{code}\n")
 
 
+def task_best(db, name):
+    """(combined score, code, step first measured) of the task's highest-scored entry but the reference, or None."""
+    e = max((e for e in db.entries(name) if not e.meta.get("reference")), key=lambda e: e.score, default=None)
+    return (e.score, e.code, e.step) if e else None
+
+
 def open_database(cfg, tasks):
     """The run's exemplar database (references seeded at 1.0, --init-from's codes merged in) and the best correct
     code per task in it."""
@@ -461,13 +468,12 @@ def open_database(cfg, tasks):
         db.path = None  # the other ranks add the same entries (gathered results), in memory only
     for name, ref in tasks:
         db.seed_reference(name, ref)
-    for e in read_jsonl(Path(cfg.init_from) / "exemplars.jsonl") if cfg.init_from else []:
-        # stored as step 0, so that a resume (which cuts entries past its checkpoint) keeps them; duplicates drop
+    carried = read_jsonl(Path(cfg.init_from) / "exemplars.jsonl") if cfg.init_from else []
+    for e in [e for e in carried if not db.holds(e["task"], e["code"])]:  # a resume holds them: not measured again
+        # stored as step 0, so that a resume (which cuts entries past its checkpoint) keeps them
         db.add(e["task"], e["code"], e["score"], step=0, meta=dict(e.get("meta", {}), init_step=e.get("step", 0)))
-    best = {}  # task -> (speedup, code, step), over this run's tasks (--init-from may carry others' codes)
-    for e in (e for name, _ in tasks for e in db.entries(name) if not e.meta.get("reference")):
-        if e.score > best.get(e.task, (0.0,))[0]:
-            best[e.task] = (e.score, e.code, e.step)
+    # task -> (combined speedup, code, step), over this run's tasks (--init-from may carry others' codes)
+    best = {name: task_best(db, name) for name, _ in tasks if task_best(db, name)}
     for name, b in best.items():  # a resumed run rewrites OUT/best/ from what the database kept
         write_best(cfg, name, *b)
     return db, best
@@ -534,13 +540,23 @@ def generate_all(cfg, model, tok, batch, prompts, step):
 # ---------------------------------------------------------------------------- loop: evaluate, reward, advantages
 
 
+def code_pairs(batch, rollouts):
+    """(reference, code) of every sample, in (B*G) order ("" for a reply without code)."""
+    return [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
+
+
 def evaluate_all(cfg, batch, rollouts, timing=None):
     """Every rollout's code (extracted into r["codes"]) against its task's reference, in ONE evaluator call; results
-    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. CORRECTNESS_ONLY).
-    Under torchrun each rank evaluates its share of the candidates (on its own GPU) and gets back every result."""
+    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. CORRECTNESS_ONLY)."""
     for r in rollouts:
         r["codes"] = [extract_code(t).code for t in r["texts"]]
-    pairs = [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
+    return evaluate_pairs(cfg, code_pairs(batch, rollouts), timing)
+
+
+def evaluate_pairs(cfg, pairs, timing=None):
+    """Results of (reference, code) pairs in ONE evaluator call, in their order; a repeated pair is evaluated once
+    and its samples get copies of that result. Under torchrun each rank evaluates its share of the candidates (on
+    its own GPU) and gets back every result."""
     unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
     device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
     results = gather(evaluator.evaluate_many(shard(unique), device=device, jobs=cfg.eval_jobs or None,
@@ -551,18 +567,58 @@ def evaluate_all(cfg, batch, rollouts, timing=None):
     return [copy(found[p]) for p in pairs]
 
 
+def is_success(res):
+    """A correct candidate that is not the reference renamed: what the database keeps and stage 2 trains on."""
+    return res.status == "ok" and not res.same_as_reference
+
+
+def rounded(cfg, speedup):
+    """A measured speedup within round_to_one of 1.0 as exactly 1.0 (the paper's conservative rounding: identical
+    code scored within +-2% on an H200, so such a speedup is no evidence of one)."""
+    return 1.0 if speedup is not None and abs(speedup - 1.0) <= cfg.round_to_one else speedup
+
+
+def measure(cfg, batch, rollouts, timing=None):
+    """evaluate_all, then the paper's conservative handling of the speedups, before any becomes a reward or a score:
+    with timing (stage 2 times each candidate for 1-2 rounds) the successes are evaluated again with the normal time
+    budget, and that result is theirs; a success above recheck_above (0 = off) is evaluated again and the lower of
+    the two kept (a failure the second time is the result); then every speedup goes through rounded().
+
+    Example (defaults: recheck_above 3, round_to_one 0.02): 9.0 then 2.5 -> 2.5; 4.0 then 4.4 -> 4.0; 5.0 then
+    wrong_output -> wrong_output; 1.015 -> 1.0; 0.97 -> 0.97 (not re-evaluated: 3 or less).
+    """
+    results, pairs = evaluate_all(cfg, batch, rollouts, timing), code_pairs(batch, rollouts)
+    if timing is not None:
+        for i, res in evaluate_again(cfg, pairs, results, lambda r: True).items():
+            results[i] = res
+    if cfg.recheck_above:
+        for i, res in evaluate_again(cfg, pairs, results, lambda r: r.speedup > cfg.recheck_above).items():
+            if not is_success(res) or res.speedup is None or res.speedup < results[i].speedup:
+                results[i] = res
+    for res in results:
+        res.speedup = rounded(cfg, res.speedup) if res.status == "ok" else res.speedup
+    return results
+
+
+def evaluate_again(cfg, pairs, results, which):
+    """{index: a new result} for the timed successes that which(result) picks, evaluated again with the normal time
+    budget (each distinct code once)."""
+    picked = [i for i, r in enumerate(results) if is_success(r) and r.speedup is not None and which(r)]
+    return dict(zip(picked, evaluate_pairs(cfg, [pairs[i] for i in picked]))) if picked else {}
+
+
 def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
-    """(results, raw rewards (N,), training rewards (N,)): raw = speedup or fail_reward; training = normalised, clipped.
+    """(results, raw rewards (N,), training rewards (N,)): results of measure(); raw = speedup, fail_reward or
+    copy_reward; training = normalised and clipped, or raw with --no-reward-normalize.
 
     With a reward_fn (tests) there is no evaluation: its rewards are used as they are, and results is [].
     """
     if reward_fn is not None:
         raw = np.array([x for (name, _), r in zip(batch, rollouts) for x in reward_fn(name, r["texts"])], dtype=float)
         return [], raw, raw
-    results = evaluate_all(cfg, batch, rollouts)
+    results = measure(cfg, batch, rollouts)
     copy_reward = cfg.fail_reward if cfg.copy_reward == "fail" else float(cfg.copy_reward)
-    kw = dict(fail_reward=cfg.fail_reward, copy_reward=copy_reward, log_speedup=cfg.log_speedup,
-              round_to_one=cfg.round_to_one)
+    kw = dict(fail_reward=cfg.fail_reward, copy_reward=copy_reward, log_speedup=cfg.log_speedup)
     clip = cfg.reward_clip if cfg.reward_normalize else None  # k is in units of the step's std: raw ones stay raw
     return (results, compute_rewards(results, normalize=False, clip=None, **kw),
             compute_rewards(results, normalize=cfg.reward_normalize, clip=clip, **kw))
@@ -657,21 +713,21 @@ NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None,
 # ---------------------------------------------------------------------------- loop: log and checkpoint
 
 
-def is_success(res):
-    """A correct candidate that is not the reference renamed: what the database keeps and stage 2 trains on."""
-    return res.status == "ok" and not res.same_as_reference
-
-
 def record_winners(cfg, db, best, batch, rollouts, results, step):
-    """Correct, non-reference candidates into the database (score = speedup); new per-task bests to OUT/best/."""
+    """Correct, non-reference candidates into the database, scored by their measured speedup, each distinct code
+    once a step (its samples share one evaluation); a code the database holds is measured again and its scores are
+    combined (ExemplarDB.add). A task's best is its highest combined score: OUT/best/ is rewritten when it changes."""
     codes = [(name, code) for (name, _), r in zip(batch, rollouts) for code in r.get("codes", [])]
+    added = {}  # (task, code) -> True, in order
     for (name, code), res in zip(codes, results):
-        if not is_success(res) or res.speedup is None:
-            continue
-        db.add(name, code, res.speedup, step=step, meta={"ref_ms": res.ref_ms, "cand_ms": res.cand_ms})
-        if res.speedup > best.get(name, (0.0,))[0]:
-            best[name] = (res.speedup, code, step)
-            write_best(cfg, name, *best[name])
+        if is_success(res) and res.speedup is not None and (name, code) not in added:
+            added[name, code] = True
+            db.add(name, code, res.speedup, step=step, meta={"ref_ms": res.ref_ms, "cand_ms": res.cand_ms})
+    for name in dict.fromkeys(name for name, _ in added):
+        top = task_best(db, name)
+        if top != best.get(name):
+            best[name] = top
+            write_best(cfg, name, *top)
 
 
 def append_log(cfg, rec):
@@ -819,7 +875,7 @@ def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
             rnd += 1
             n = min(cfg.group_size, cfg.collect_attempts - tried, cfg.collect_successes - ok)
             rollout = generate(replace(cfg, group_size=n), model, tok, [prompt], seed_for(cfg, rnd, task[0]))[0]
-            results = evaluate_all(cfg, [task], [rollout])
+            results = measure(cfg, [task], [rollout])
             with open(path, "a") as f:
                 for text, code, res in zip(rollout["texts"], rollout["codes"], results):
                     f.write(json.dumps(dict(task=task[0], ref_code=task[1], prompt=prompt, completion=text,
@@ -832,12 +888,16 @@ def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
 
 def add_measured(cfg, db, records, meta=None):
     """Put the records' measured working codes (task, code, a result with a speedup: collected.jsonl, stage-1 data)
-    into the exemplar database, scored by that speedup; copies of the reference (same_as_reference) stay out."""
+    into the exemplar database, scored by that speedup (rounded(); not re-timed: sft evaluates nothing); copies of
+    the reference (same_as_reference) stay out. Records of one code with the same result (collect's samples that
+    shared one evaluation) are one measurement."""
+    seen = set()
     for r in records:
         res = r.get("result") or {}
         if (r.get("task") and r.get("code") and res.get("speedup") and res.get("status", "ok") == "ok"
-                and not res.get("same_as_reference")):
-            db.add(r["task"], r["code"], res["speedup"], meta=meta)
+                and not res.get("same_as_reference") and (r["task"], r["code"], res["speedup"]) not in seen):
+            seen.add((r["task"], r["code"], res["speedup"]))
+            db.add(r["task"], r["code"], rounded(cfg, res["speedup"]), meta=meta)
 
 
 def sft_records(cfg):
@@ -941,7 +1001,7 @@ def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None)
         t0 = time.perf_counter()
         rollouts = generate_all(cfg, model, tok, tasks, build_prompts(plain, db, tasks, rnd, tok), rnd)
         t1 = time.perf_counter()
-        results = evaluate_all(cfg, tasks, rollouts, CORRECTNESS_ONLY)
+        results = measure(cfg, tasks, rollouts, CORRECTNESS_ONLY)  # successes timed again in full
         t2 = time.perf_counter()
         wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
         steps = [sft_step(cfg, model, opt, [wins[i] for i in b]) for b in epoch_batches(cfg, len(wins), rnd)]

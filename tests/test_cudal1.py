@@ -155,16 +155,15 @@ def test_rewards_failures_and_reference_copies():
     assert compute_rewards(odd, normalize=False, clip=None).tolist() == [0.0, 0.0, 1.0, 0.0]
 
 
-def test_rewards_objects_log_and_rounding():
+def test_rewards_objects_and_log():
     class R:
         def __init__(self, s):
             self.status, self.correct, self.speedup, self.same_as_reference = "ok", True, s, False
 
     assert compute_rewards([R(math.e), R(1.0), R(1 / math.e)], log_speedup=True, normalize=False).tolist() == \
         pytest.approx([1.0, 0.0, -1.0])
-    r = compute_rewards([ok(1.03), ok(0.97), ok(1.2), ok(0.9)], round_to_one=0.05, normalize=False, clip=None)
-    assert r.tolist() == pytest.approx([1.0, 1.0, 1.2, 0.9])
-    assert compute_rewards([ok(1.03)], round_to_one=0.05, log_speedup=True, normalize=False)[0] == 0.0
+    r = compute_rewards([ok(1.03), ok(0.97), ok(1.2), ok(0.9)], normalize=False, clip=None)
+    assert r.tolist() == [1.03, 0.97, 1.2, 0.9]  # rounding near 1 is the measurement's (rl.rounded), not done here
     assert compute_rewards([ok(2.0)] * 3).tolist() == [0.0, 0.0, 0.0]  # all equal -> zeros
     assert compute_rewards([]).shape == (0,)
 
@@ -247,21 +246,40 @@ def test_db_roundtrip_dedup_and_reference(tmp_path):
     db = ExemplarDB(path)
     assert db.seed_reference("relu", "ref code\n") and not db.seed_reference("relu", "ref code\n")
     assert db.add("relu", "fast code\n", 1.8, step=3, meta={"cand_ms": 0.5})
-    assert not db.add("relu", "fast code   \n\n", 2.5, step=4)  # same code up to trailing whitespace
+    assert not db.add("relu", "fast code   \n\n", 2.5, step=4)  # same code up to trailing whitespace: measured again
     assert db.add("gelu", "fast code\n", 1.1)  # same code, other task
     assert len(db) == 3 and db.tasks() == ["relu", "gelu"]
-    assert db.best("relu").score == 1.8 and db.best("nope") is None and db.entries("nope") == []
+    assert db.best("relu").score == pytest.approx((1.8 + 2.5) / 2)  # the median of its two measurements
+    assert db.best("nope") is None and db.entries("nope") == []
     again = ExemplarDB(path)
     assert again.entries("relu") == db.entries("relu") and len(again) == 3
-    assert again.entries("relu")[0] == Exemplar("relu", "ref code\n", 1.0, 0, {"reference": True})
+    assert again.entries("relu")[0] == Exemplar("relu", "ref code\n", 1.0, 0, {"reference": True}, [1.0])
     assert again.entries("relu")[1].meta == {"cand_ms": 0.5} and again.entries("relu")[1].step == 3
-    assert not again.seed_reference("relu", "ref code\n") and len(path.read_text().splitlines()) == 3
+    assert not again.seed_reference("relu", "ref code\n") and len(path.read_text().splitlines()) == 4
     with pytest.raises(ValueError):
         db.add("relu", "x", float("nan"))
     with pytest.raises(TypeError):  # unserialisable meta: nothing stored, in memory or on disk
         db.add("relu", "y", 1.2, meta={"f": object()})
     assert len(db) == 3 and len(ExemplarDB(path)) == 3 and db.add("relu", "y", 1.2)
     assert ExemplarDB(None).add("t", "x", 1.0) and not list(tmp_path.glob("*.jsonl"))  # in-memory database
+
+
+def test_db_combines_re_measurements(tmp_path):
+    """A code measured again is not dropped as a duplicate: its score is the median of its measured speedups, kept
+    with their count across a reload (each measurement is one line). The reference stays at 1.0."""
+    path = tmp_path / "exemplars.jsonl"
+    db = ExemplarDB(path)
+    db.seed_reference("t", "ref")
+    assert db.add("t", "fast", 9.0, step=1)       # a lucky first measurement
+    assert not db.add("t", "fast  \n", 2.0, step=2)  # the same code: median(9, 2) = 5.5
+    assert db.entries("t")[1].score == 5.5
+    assert not db.add("t", "fast", 2.4, step=3)   # median(9, 2, 2.4) = 2.4
+    assert not db.add("t", "ref", 5.0, step=3)    # the reference's code measured: it is 1.0 by definition
+    for d in (db, ExemplarDB(path)):
+        ref, fast = d.entries("t")
+        assert (ref.score, ref.measured) == (1.0, [1.0])
+        assert (fast.score, fast.measured, fast.step) == (2.4, [9.0, 2.0, 2.4], 1)  # step: first measured
+    assert len(path.read_text().splitlines()) == 4 and db.holds("t", "fast\n") and not db.holds("u", "fast")
 
 
 def test_db_torn_last_line(tmp_path):

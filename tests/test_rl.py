@@ -499,3 +499,72 @@ def test_adv_std_floor_reaches_the_update(tmp_path, monkeypatch):
              "--device", "cpu", "--adv-std-floor", "0.1", "--out", str(tmp_path)]
     rl.run(rl.parse_config(flags), reward_fn=lambda task, texts: [1.0, 1.05, 0.95, 1.0])
     assert seen[0].tolist() == pytest.approx([0.0, 0.4995, -0.4995, 0.0], abs=1e-5)
+
+# ---------------------------------------------------------------------------- scores: conservative, combined
+
+
+def test_large_speedups_are_rechecked_and_near_one_rounded(monkeypatch):
+    """By default a success above 3x is evaluated again (normal time budget) and the lower of the two kept, a failure
+    the second time included; a speedup within 0.02 of 1 counts as 1 (identical code scores within +-2% on an H200)."""
+    table = {"lucky": [ok(9.0), ok(2.5)], "steady": [ok(4.0), ok(4.4)], "flaky": [ok(5.0), FAILED],
+             "noise": ok(1.015), "slow": ok(0.97), "copy": COPY, "junk": FAILED}
+    names = list(table)
+    batch, rollouts = [("t", "REF")], [dict(texts=[reply(n) for n in names])]
+    calls = fake_evaluator(monkeypatch, table)
+    results, raw, _ = rl.evaluate_and_reward(rl.Config(device="cpu"), batch, rollouts)
+    assert [n for n, _ in calls] == [names, ["lucky", "steady", "flaky"]]
+    assert calls[1][1]["time_budget_s"] == rl.Config().eval_time_budget
+    assert [r.speedup for r in results[:2]] == [2.5, 4.0] and results[2].status == "wrong_output"
+    assert raw.tolist() == [2.5, 4.0, 0.0, 1.0, 0.97, 0.0, 0.0]
+    calls = fake_evaluator(monkeypatch, table)  # from the first answers again; both rules off: as measured
+    _, raw, _ = rl.evaluate_and_reward(rl.Config(device="cpu", recheck_above=0.0, round_to_one=0.0), batch, rollouts)
+    assert len(calls) == 1 and raw.tolist() == [9.0, 4.0, 5.0, 1.015, 0.97, 0.0, 0.0]
+
+
+def test_timing_noise_earns_no_advantage_by_default(monkeypatch):
+    """A group measured 1.00, 1.01, 0.99, 1.00 (timing noise) got advantages of +-1.41, as large as a real win; with
+    the default rounding (within 0.02 of 1 -> 1) its rewards are equal and its advantages zero. The other group's
+    2x keeps its signal: raw [1, 1, 1, 2] in both groups' step -> normalised over 8, clipped, then per group."""
+    fake_evaluator(monkeypatch, {"a": ok(1.0), "b": ok(1.01), "c": ok(0.99), "d": ok(1.0), "win": ok(2.0)})
+    batch = [("noise", "REF1"), ("real", "REF2")]
+    rollouts = [dict(texts=[reply(n) for n in "abcd"]), dict(texts=[reply(n) for n in ("a", "a", "a", "win")])]
+    _, raw, rewards = rl.evaluate_and_reward(rl.Config(device="cpu", group_size=4), batch, rollouts)
+    assert raw.tolist() == [1.0] * 7 + [2.0]
+    adv = rl.group_advantages(torch.tensor(rewards).view(2, 4))
+    # step: mean 1.125, std sqrt((7 * .125^2 + .875^2) / 8) = 0.330719 -> 1x: -0.377964, 2x: 2.645751 -> clip 1.5;
+    # group 2 [-.377964 x3, 1.5]: mean 0.091527, std 0.813182 -> 2x: 1.408473 / (0.813182 + 1e-4) = 1.731838
+    assert adv[0].tolist() == [0.0] * 4 and adv[1, 3].item() == pytest.approx(1.731838, abs=1e-5)
+
+
+def test_best_is_the_combined_score(tmp_path):
+    """A lucky 9x measurement does not stay the best: the code measured again scores the median of its measurements
+    (a code repeated by several samples of one step counts once), and best/ follows the combined scores."""
+    cfg = rl.Config(device="cpu", out=str(tmp_path))
+    db, best, batch = rl.ExemplarDB(), {}, [("t", "REF")]
+
+    def step(n, *measured):  # measured: (name, speedup) per sample
+        rollouts = [dict(codes=[code(name) for name, _ in measured])]
+        rl.record_winners(cfg, db, best, batch, rollouts, [ok(s) for _, s in measured], step=n)
+        return (tmp_path / "best" / "t.py").read_text().splitlines()[0]
+
+    assert step(1, ("a", 9.0)).endswith("speedup 9.000x, status ok, found at step 1")
+    assert step(2, ("a", 1.2), ("a", 1.2)).endswith("speedup 5.100x, status ok, found at step 1")  # (9 + 1.2) / 2
+    assert db.entries("t")[0].measured == [9.0, 1.2]
+    head = step(3, ("a", 1.0), ("b", 2.0))  # a: median(9, 1.2, 1.0) = 1.2 < b's 2.0
+    assert head.endswith("speedup 2.000x, status ok, found at step 3") and best["t"] == (2.0, code("b"), 3)
+
+
+def test_a_resume_does_not_measure_carried_codes_again(tmp_path):
+    """open_database merges --init-from's measurements once: opening the run's database again (a resume) leaves each
+    code's count of measurements as it was."""
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    lines = [("cpu/relu", "# variant", 1.5), ("cpu/relu", "# variant", 2.5)]  # one code, measured twice
+    (earlier / "exemplars.jsonl").write_text("".join(json.dumps(dict(task=t, code=c, score=x, step=2)) + "\n"
+                                                     for t, c, x in lines))
+    cfg = rl.Config(model="tiny", device="cpu", init_from=str(earlier), out=str(tmp_path / "run"))
+    tasks = [("cpu/relu", (REPO / "tasks" / "cpu" / "relu.py").read_text())]
+    for _ in range(2):
+        db, best = rl.open_database(cfg, tasks)
+        assert [(e.score, e.measured) for e in db.entries("cpu/relu")] == [(1.0, [1.0]), (2.0, [1.5, 2.5])]
+        assert best["cpu/relu"][0] == 2.0

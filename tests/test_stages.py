@@ -15,6 +15,7 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+import evaluator  # noqa: E402
 import rl  # noqa: E402
 from prompts import build_prompt, extract_code  # noqa: E402
 from test_rl import same_checkpoints  # noqa: E402
@@ -183,9 +184,9 @@ def relu_writer(tmp_path_factory, short_prompts):
 @pytest.fixture(scope="module")
 def ssl_round(relu_writer, tmp_path_factory):
     """One ssl round from relu_writer on cpu/relu (2 samples, both working) and cpu/add_mul (2 failures), with the
-    rollouts and results the round evaluated and the examples each sft_step received."""
-    seen, trained = {}, []
-    evaluate_all, sft_step = rl.evaluate_all, rl.sft_step
+    rollouts and results the round evaluated, every evaluator call, and the examples each sft_step received."""
+    seen, trained, many = {}, [], []
+    evaluate_all, sft_step, evaluate_many = rl.evaluate_all, rl.sft_step, evaluator.evaluate_many
 
     def spy_evaluate(cfg, batch, rollouts, timing=None):
         seen.update(batch=batch, rollouts=rollouts, timing=timing, results=evaluate_all(cfg, batch, rollouts, timing))
@@ -195,14 +196,19 @@ def ssl_round(relu_writer, tmp_path_factory):
         trained.extend(examples)
         return sft_step(cfg, model, opt, examples)
 
+    def spy_many(pairs, device="cpu", **opts):
+        many.append(([c for _, c in pairs], opts, evaluate_many(pairs, device, **opts)))
+        return many[-1][2]
+
     out = tmp_path_factory.mktemp("ssl") / "run"
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(rl, "evaluate_all", spy_evaluate)
         mp.setattr(rl, "sft_step", spy_sft_step)
+        mp.setattr(evaluator, "evaluate_many", spy_many)
         rl.run(rl.parse_config(["--stage", "ssl", "--init-from", str(relu_writer), "--task", "cpu/relu,cpu/add_mul",
                                 "--group-size", "2", "--ssl-rounds", "1", "--max-new-tokens", "120", "--lr", "1e-3",
                                 "--device", "cpu", "--out", str(out)]))
-    return out, seen, trained
+    return out, seen | dict(many=many), trained
 
 
 def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
@@ -221,7 +227,11 @@ def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
     assert any(not torch.equal(before[k], after[k]) for k in before)  # it trained
     gained = [e for e in rl.read_jsonl(out / "exemplars.jsonl") if not e["meta"].get("reference")]
     assert [(e["task"], e["code"], e["step"]) for e in gained] == [("cpu/relu", CLAMP.strip(), 1)]
-    assert gained[0]["score"] == pytest.approx(results[0].speedup)
+    # correctness in 1-2 timed rounds; the success is timed again with the normal budget before it is a score
+    (_, checked, _), (again, opts, timed) = seen["many"]
+    assert checked["time_budget_s"] == 0.0 and opts["time_budget_s"] == rl.Config().eval_time_budget
+    assert again == [CLAMP.strip()] and timed[0].status == "ok" and timed[0].rounds > checked["max_rounds"]
+    assert gained[0]["score"] == pytest.approx(rl.rounded(rl.Config(), timed[0].speedup))
 
 
 def test_ssl_resume_is_exact(relu_writer, tmp_path):
