@@ -738,12 +738,20 @@ def append_log(cfg, rec):
         f.write(json.dumps(rec) + "\n")
 
 
+def is_copy(res):
+    """A correct candidate that is the reference renamed (or runs exactly its ops): ok, but no work of the policy's."""
+    return res.status == "ok" and res.same_as_reference
+
+
 def task_stats(batch, results):
-    """{task: {"pass": share of its G samples that are ok, "mean_speedup": their mean measured speedup or None}}."""
+    """{task: {"pass": share of its G samples that are successes (ok, not a copy), "copies": how many are copies of
+    the reference, "mean_speedup": the successes' mean measured speedup or None}}."""
     G, out = len(results) // len(batch), {}
     for i, (name, _) in enumerate(batch):
-        ok = [r.speedup for r in results[i * G:(i + 1) * G] if r.status == "ok" and r.speedup is not None]
-        out[name] = {"pass": len(ok) / G, "mean_speedup": float(np.mean(ok)) if ok else None}
+        mine = results[i * G:(i + 1) * G]
+        ok = [r.speedup for r in mine if is_success(r) and r.speedup is not None]
+        out[name] = {"pass": len(ok) / G, "copies": sum(map(is_copy, mine)),
+                     "mean_speedup": float(np.mean(ok)) if ok else None}
     return out
 
 
@@ -751,16 +759,17 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
     clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update.
 
-    mean/max_reward are raw rewards (speedup, or fail_reward); pass_rate is the share of status ok (with a toy
-    reward_fn: the share of positive rewards); best_speedup is the run's best correct speedup per task so far;
+    mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
+    (status ok, not a copy of the reference; with a toy reward_fn: the share of positive rewards); copies is the
+    number of samples that are the reference renamed; best_speedup is each task's best combined score so far;
     per_task is task_stats of this step's samples.
     """
     t0, t1, t2, t3 = clock
     times = dict(gen_s=t1 - t0, eval_s=t2 - t1, update_s=t3 - t2, step_s=time.perf_counter() - t0)
-    n_ok = sum(r.status == "ok" for r in results) if results else int((raw > 0).sum())
+    n_ok = sum(map(is_success, results)) if results else int((raw > 0).sum())
     tokens = float(np.mean([int(k.sum()) for r in rollouts for k in r["mask"]]))
     rec = dict(step=step, tasks=[name for name, _ in batch], mean_reward=float(raw.mean()),
-               max_reward=float(raw.max()), pass_rate=n_ok / len(raw),
+               max_reward=float(raw.max()), pass_rate=n_ok / len(raw), copies=sum(map(is_copy, results)),
                best_speedup={name: b[0] for name, b in sorted(best.items())},
                per_task=task_stats(batch, results) if results else {},
                status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)

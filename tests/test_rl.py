@@ -9,6 +9,7 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -568,3 +569,17 @@ def test_a_resume_does_not_measure_carried_codes_again(tmp_path):
         db, best = rl.open_database(cfg, tasks)
         assert [(e.score, e.measured) for e in db.entries("cpu/relu")] == [(1.0, [1.0]), (2.0, [1.5, 2.5])]
         assert best["cpu/relu"][0] == 2.0
+
+
+def test_copies_are_logged_apart(tmp_path):
+    """A step's reference copies are counted on their own (copies, per step and per task), not in the pass rate, and
+    stay out of the task's mean speedup: 4 samples ok 2.0, a copy (measured 1.02), a failure, ok 1.5 ->
+    pass 2 / 4 = 0.5, copies 1, mean speedup (2.0 + 1.5) / 2 = 1.75 (counting the copy: 0.75, 1.507)."""
+    cfg = rl.Config(device="cpu", out=str(tmp_path))
+    results = [ok(2.0), COPY, FAILED, ok(1.5)]
+    rollouts = [dict(mask=torch.ones(4, 3, dtype=torch.bool))]
+    rec = rl.log_step(cfg, 1, [("t", "REF")], rollouts, np.array([2.0, 0.0, 0.0, 1.5]), results, {}, rl.NO_UPDATE,
+                      (0.0, 0.0, 0.0, 0.0))
+    assert (rec["pass_rate"], rec["copies"]) == (0.5, 1)
+    assert rec["per_task"] == {"t": {"pass": 0.5, "copies": 1, "mean_speedup": 1.75}}
+    assert rl.read_jsonl(tmp_path / "log.jsonl") == [rec]

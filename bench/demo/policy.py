@@ -71,7 +71,8 @@ def report(run):
             "|---|---|---|---|---|---|" + "---|" * len(tasks)]
     for r in recs:
         cells = [fmt(r["per_task"][t]["mean_speedup"]) if t in r["per_task"] else "" for t in tasks]
-        rows.append(f"| {r['step']} | {r['mean_reward']:.3f} | {r['pass_rate']:.0%} | {1 - r['pass_rate']:.0%} | "
+        failed = 1 - r["pass_rate"] - r.get("copies", 0) / (cfg["group_size"] * len(r["tasks"]))  # copies: ok
+        rows.append(f"| {r['step']} | {r['mean_reward']:.3f} | {r['pass_rate']:.0%} | {failed:.0%} | "
                     f"{fmt(pooled_speedup(r))} | {fmt(task_mean_speedup(r))} | " + " | ".join(cells) + " |")
     rows += ["", "| task | best speedup | found at step | kernel (first line of forward) |", "|---|---|---|---|"]
     for f in sorted((run / "best").glob("*.py")):
@@ -88,11 +89,14 @@ PAIRED_STEP = 10**6  # compare() samples with this step's seeds: no run gets tha
 
 
 def pooled(recs, group_size):
-    """Failed share and mean measured speedup of the correct samples over records with a per_task field (log.jsonl's
-    steps, or task_stats of paired samples), pooled, and each task's mean speedup per record."""
+    """Failed share (not ok; copies of the reference are ok) and mean measured speedup of the correct samples (copies
+    left out) over records with a per_task field (log.jsonl's steps, or task_stats of paired samples), pooled, and
+    each task's mean speedup per record."""
     n = sum(len(r["per_task"]) * group_size for r in recs)
     ok = [(t["pass"] * group_size, t["mean_speedup"]) for r in recs for t in r["per_task"].values() if t["pass"]]
-    return dict(failed=1 - sum(k for k, _ in ok) / n, speedup=sum(k * m for k, m in ok) / max(sum(k for k, _ in ok), 1),
+    copies = sum(t.get("copies", 0) for r in recs for t in r["per_task"].values())
+    return dict(failed=1 - (sum(k for k, _ in ok) + copies) / n,
+                speedup=sum(k * m for k, m in ok) / max(sum(k for k, _ in ok), 1),
                 per_task={t.split("/")[1]: [round(r["per_task"][t]["mean_speedup"] or 0, 2) for r in recs]
                           for t in sorted(recs[0]["per_task"])})
 
