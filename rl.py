@@ -4,15 +4,17 @@
                  are spent); every attempt with its evaluation to OUT/collected.jsonl (stage 1's data)
 --stage sft      supervised fine-tuning on the working candidates of --data (loss on completion tokens only)
 --stage ssl      ssl_rounds of: G samples per task -> evaluate -> fine-tune on the correct ones only (reward 1 or 0)
-                 -> those into the exemplar database (score = measured speedup) that stage 3 reads
+                 -> those, timed again in full, into the exemplar database (score = measured speedup) that stage 3 reads
 --stage rl       (default) contrastive RL; --init-from DIR starts any stage from an earlier one's weights and database
 
 What the RL stage does, each step
     pick tasks -> contrastive prompts (reference + 2 scored variants from the run's exemplar database) -> G sampled
-    completions per prompt -> ONE evaluator call for all of them -> speedup rewards (normalised, clipped) -> group
-    advantages -> GRPO update (mu AdamW steps over grad_accum micro-batches) -> correct codes into the database ->
-    one log line -> checkpoint. The run folder (--out) gets config.json, log.jsonl, exemplars.jsonl, ckpt.pt,
-    best/<task>.py (best kernel per task) and progress.png (when matplotlib is installed).
+    completions per prompt -> ONE evaluator call for all of them (speedups above 3x evaluated again, the lower kept;
+    near-1 ones rounded to 1) -> speedup rewards (normalised, clipped) -> group advantages -> GRPO update (mu passes
+    of `minibatches` AdamW steps, each over grad_accum micro-batches) -> correct codes into the database (a code seen
+    before: its measurements combined) -> one log line -> checkpoint. The run folder (--out) gets config.json,
+    log.jsonl, exemplars.jsonl, ckpt.pt, best/<task>.py (best kernel per task, by combined score) and progress.png
+    (when matplotlib is installed).
 
 How to run
     python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 --max-new-tokens 32  # CPU smoke
@@ -30,12 +32,17 @@ How to run
 Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whose default is the paper's setting
     1. A far smaller default model (Qwen2.5-Coder-1.5B-Instruct) than the paper's. Stage 1 data come from sampling
        the policy itself (any JSONL of working codes will do); a record with code but no reply is trained as a reply
-       with two one-line stock sections. Stage 2 checks correctness with 1-2 timed rounds, so the speedups it stores
-       in the database are rough; stage 3 prompts show them as measured.
-    2. Group size, tasks per step, beta, eps, lr, mu, grad_accum are not published: the defaults below are ours.
+       with two one-line stock sections. Stage 2 checks correctness with 1-2 timed rounds, then times its successes
+       again with the normal budget: only those timings become scores.
+    2. Group size, tasks per step, beta, eps, lr, mu, minibatches, grad_accum are not published: the defaults below
+       are ours. With one AdamW step per batch (mu = minibatches = 1, the default) every ratio is 1 and the eps clip
+       cannot act, so --eps-low/--eps-high are refused there; --minibatches M makes it PPO's mini-batches.
     3. Each task's reference seeds its database at score 1.0, so even step 1 prompts are contrastive.
-    4. Rewards are normalised over the whole step (all tasks' samples together), then clipped (k = 1.5), then
-       normalised again within each group as GRPO advantages.
+    4. Rewards are normalised over the whole step (all tasks' samples together), then clipped (k = 1.5, in units of
+       the step's std), then normalised again within each group as GRPO advantages, which undoes the step's scaling
+       within a group: with --std-normalize the step normalisation only decides where the clip bites. With
+       --no-reward-normalize rewards are the raw speedups, not clipped. --adv-std-floor (ours, 0 = off) divides a
+       group by at least that std, so timing noise cannot earn a win's advantages.
     5. Sampling uses temperature/top_p only (the model's own top_k / repetition penalty are switched off) and the
        loss scores tokens under the same temperature, so ratios compare the distribution that was sampled.
     6. Weights stay fp32 with bf16 autocast on CUDA: AdamW steps of lr 1e-6 vanish when added to bf16 weights.
@@ -43,8 +50,17 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
     8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights).
     9. Fine-tuning (sft, ssl) is the mean negative log-likelihood over completion tokens (prompt masked), at
        temperature 1; the records' order is reshuffled per epoch from (seed, epoch). --sft-contrastive (ours, off)
-       also trains each record under a contrastive prompt; --init-from continues the AdamW moments.
+       also trains each record under a contrastive prompt (its exemplars never its own code); --init-from
+       continues the AdamW moments (also for a resume that finds no checkpoint yet).
    10. Identical codes of one step are evaluated once and share that result (a small policy repeats itself).
+   11. Speedups are handled as the paper's timer does, before rewards and scores (measure): within --round-to-one
+       (0.02: identical code scored within +-2% on an H200) of 1 they count as 1; above --recheck-above (3.0) the
+       candidate is evaluated again and the lower speedup kept. A code the database holds that is measured again is
+       combined (score = median of its measurements), and best/ is the best combined score.
+   12. A reference copy (same_as_reference) earns --copy-reward, by default --fail-reward (the paper gives no rule;
+       at 1.0x it was the best an untrained policy could do); copies stay out of the database, best/, pass_rate and
+       the mean speedups (log.jsonl counts them as copies). top_p < 1 is refused in the rl stage (the loss scores
+       untruncated distributions) and --log-speedup needs a negative --fail-reward.
 """
 import argparse
 import inspect
@@ -868,7 +884,8 @@ def restore(cfg, model, opt):
 # ---------------------------------------------------------------------------- stages: collect -> sft -> ssl -> rl
 # each stage is called as stage(cfg, tasks, model, tok, opt, db, best, start, reward_fn) by run()
 
-CORRECTNESS_ONLY = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0)  # ssl: checked in full, barely timed
+CORRECTNESS_ONLY = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0)  # ssl: checked in full, barely timed (then
+# its successes alone are timed in full, measure)
 
 
 def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
@@ -1003,8 +1020,9 @@ def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
 
 
 def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
-    """Stage 2, rounds start..ssl_rounds: G plain-prompt samples per task -> evaluate (correctness; barely timed) ->
-    one pass of sft_steps over the correct ones (reward 1; failures, reward 0, are not trained on) -> database."""
+    """Stage 2, rounds start..ssl_rounds: G plain-prompt samples per task -> evaluate (correctness; barely timed; the
+    successes timed again in full) -> one pass of sft_steps over the correct ones (reward 1; failures, reward 0, are
+    not trained on) -> database."""
     plain = replace(cfg, contrastive=False)
     for rnd in range(start, cfg.ssl_rounds + 1):
         t0 = time.perf_counter()
