@@ -113,14 +113,14 @@ class Config:
     tau: float = 1.0                  # softmax temperature over bucket mean scores
     exemplar_mode: str = "contrastive"  # contrastive|random|best: how variants are drawn from the database
     fail_reward: float = 0.0          # reward of a failed candidate (compile/runtime error, wrong, timeout, rejected)
-    copy_reward: str = "fail"         # reward of a correct copy of the reference (same_as_reference): a number or fail
+    copy_reward: str = "fail"         # reward of a reference copy (same_as_reference): a number, or fail = fail_reward
     log_speedup: bool = False         # reward log(speedup) instead of speedup (needs fail_reward < 0)
     round_to_one: float = 0.02        # speedups within this of 1 count as 1 (identical code: +-2% on an H200)
     recheck_above: float = 3.0        # a speedup above this is evaluated again, the lower of the two kept (0 = off)
     reward_normalize: bool = True     # (r - mean) / std over the step's rewards (off: raw rewards, never clipped)
     reward_clip: float = 1.5          # clip normalised rewards to [-k, k] (0 = no clip)
     std_normalize: bool = True        # divide group advantages by the group std (off = Dr. GRPO)
-    adv_std_floor: float = 0.0        # divide by max(group std, this): in the units of the (normalised) rewards
+    adv_std_floor: float = 0.0        # group advantages divide by at least this std (rewards' units; 0 = off)
     loss_variant: str = "grpo"        # grpo|dapo|drgrpo: how per-token losses are averaged
     lr: float = 1e-6                  # AdamW learning rate
     weight_decay: float = 0.0         # AdamW weight decay
