@@ -15,15 +15,19 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); each is a flag with
        before the softmax is kept as written, though softmax is shift-invariant so it changes nothing.
     2. With fewer score buckets than N, the missing exemplars are drawn uniformly from the remaining entries (the
        paper does not say). Exemplars come back sorted by score, slowest first. `mode="random"|"best"` are ablations.
-    3. A candidate flagged `same_as_reference` earns the reward of speedup 1.0, not its measured speedup;
-       `round_to_one` (off by default here; the paper rounds in its timer) snaps near-1 speedups to exactly 1.
+    3. A candidate flagged `same_as_reference` earns `copy_reward` (default: what a failure earns), not its
+       measured speedup: with the reward of 1.0x a renamed reference was the best an untrained policy could do (a
+       failure earns 0, an honest 0.8x less). The paper's conservative rounding of near-1 speedups and re-check of
+       large ones act on the measurements before they get here (rl.measure), so scores and rewards agree.
     4. Reward normalisation uses the mean and std of the batch it is given (the caller picks: one group or a step).
     5. Group advantages divide by the population std (unbiased=False); `std_normalize=False` is Dr. GRPO's choice.
+       `std_floor` (ours, 0 = off) divides by at least that, so timing noise cannot earn the advantages of a win.
     6. KL uses the k3 estimator and is off by default (beta=0); the paper does not give beta.
     7. Loss aggregation `variant="grpo"` (per-sequence mean, then mean) is the paper's GRPO; "dapo" (token mean)
        and "drgrpo" (constant normaliser) are ablations, as is `eps_high != eps_low` (DAPO's clip-higher).
-    8. The database drops exact duplicates of a task's code (up to trailing whitespace), so a policy that repeats
-       itself cannot flood a bucket.
+    8. The database keeps one entry per distinct code of a task (up to trailing whitespace), so a policy that
+       repeats itself cannot flood a bucket; a code measured again is combined (score = median of its measured
+       speedups, each measurement one line), so one lucky timing does not stay its score.
 """
 import hashlib
 import json
@@ -31,7 +35,7 @@ import math
 import os
 import sys
 import warnings
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -44,9 +48,10 @@ import torch
 class Exemplar:
     task: str
     code: str
-    score: float  # speedup over the reference (1.0 = the reference itself)
-    step: int = 0
-    meta: dict = field(default_factory=dict)
+    score: float  # speedup over the reference (1.0 = the reference itself): the median of `measured`
+    step: int = 0  # when it was first measured
+    meta: dict = field(default_factory=dict)  # of its first measurement
+    measured: list = field(default_factory=list)  # every measured speedup of this code, in order
 
 
 def _code_key(code):
@@ -55,20 +60,25 @@ def _code_key(code):
     return hashlib.sha1(text.encode()).hexdigest()
 
 
+LINE_FIELDS = ("task", "code", "score", "step", "meta")  # one stored line = one measurement of one code
+
+
 def _parse_line(line):
-    """One stored JSON line -> Exemplar; ValueError if it is not one (keys unknown to Exemplar are ignored)."""
+    """One stored JSON line -> Exemplar of that one measurement; ValueError if it is not one (other keys ignored)."""
     obj = json.loads(line)
     if not isinstance(obj, dict) or not {"task", "code", "score"} <= obj.keys():
         raise ValueError("not an exemplar record")
-    return Exemplar(**{f.name: obj[f.name] for f in fields(Exemplar) if f.name in obj})
+    return Exemplar(**{k: obj[k] for k in LINE_FIELDS if k in obj})
 
 
 class ExemplarDB:
-    """Successful codes with their scores, per task, in an append-only JSONL file (path=None: in memory only)."""
+    """Successful codes with their scores, per task, in an append-only JSONL file (path=None: in memory only).
+    Each line is one measurement; a code measured again (up to trailing whitespace) is one entry whose score is the
+    median of its measurements, so a lucky first timing does not stay its score. The reference stays at 1.0."""
 
     def __init__(self, path=None):
         self.path = Path(path) if path is not None else None
-        self._by_task, self._keys = {}, set()
+        self._by_task, self._keys = {}, {}  # task -> [Exemplar]; (task, code key) -> its Exemplar
         if self.path is not None and self.path.exists():
             self._load()
 
@@ -94,20 +104,29 @@ class ExemplarDB:
                 f.write(b"\n")
 
     def _remember(self, ex):
+        """"new" (a code the task did not hold), "again" (a re-measurement, combined) or None (the reference)."""
         key = (ex.task, _code_key(ex.code))
-        if key in self._keys:
-            return False
-        self._keys.add(key)
-        self._by_task.setdefault(ex.task, []).append(ex)
-        return True
+        known = self._keys.get(key)
+        if known is None:
+            ex.measured = [ex.score]
+            self._keys[key] = ex
+            self._by_task.setdefault(ex.task, []).append(ex)
+            return "new"
+        if known.meta.get("reference"):
+            return None
+        known.measured.append(ex.score)
+        known.score = float(np.median(known.measured))
+        return "again"
 
     def add(self, task, code, score, step=0, meta=None):
-        """Store one code; False (and nothing stored) if this task already holds the same code."""
+        """Store one measurement of a code: True for a code the task did not hold, False for one it did (its score
+        becomes the median of its measurements; the reference's stays 1.0 and nothing is stored)."""
         if not math.isfinite(score):
             raise ValueError(f"score must be finite, got {score}")
         ex = Exemplar(task, code, float(score), int(step), dict(meta or {}))
-        line = json.dumps(asdict(ex)) + "\n"  # before _remember: unserialisable meta must not half-store
-        if not self._remember(ex):
+        line = json.dumps({k: getattr(ex, k) for k in LINE_FIELDS}) + "\n"  # first: bad meta must not half-store
+        kind = self._remember(ex)
+        if kind is None:
             return False
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -115,14 +134,20 @@ class ExemplarDB:
                 f.write(line)
                 f.flush()
                 os.fsync(f.fileno())  # a crash loses at most the line being written
-        return True
+        return kind == "new"
+
+    def holds(self, task, code):
+        """Does the task hold this code (up to trailing whitespace)?"""
+        return (task, _code_key(code)) in self._keys
 
     def seed_reference(self, task, ref_code):
         """Store the task's reference at score 1.0 (once)."""
-        return self.add(task, ref_code, 1.0, step=0, meta={"reference": True})
+        return not self.holds(task, ref_code) and self.add(task, ref_code, 1.0, step=0, meta={"reference": True})
 
-    def entries(self, task):
-        return list(self._by_task.get(task, []))
+    def entries(self, task, excluding=None):
+        """The task's entries; excluding: a code left out (with its twins up to trailing whitespace)."""
+        drop = _code_key(excluding) if excluding is not None else None
+        return [e for e in self._by_task.get(task, []) if drop is None or _code_key(e.code) != drop]
 
     def best(self, task):
         return max(self._by_task.get(task, []), key=lambda e: e.score, default=None)
@@ -202,29 +227,31 @@ def _get(result, name, default=None):
     return result.get(name, default) if isinstance(result, dict) else getattr(result, name, default)
 
 
-def _raw_reward(result, fail_reward, log_speedup, round_to_one):
+def _raw_reward(result, fail_reward, copy_reward, log_speedup):
     if _get(result, "status", "ok") != "ok" or not _get(result, "correct", True):
         return fail_reward
+    if _get(result, "same_as_reference", False):  # the reference renamed: correct, but no work of the policy's
+        return copy_reward
     speedup = _get(result, "speedup")
-    if _get(result, "same_as_reference", False) or speedup is None:  # no credit for the reference / an untimed run
+    if speedup is None:  # an untimed run
         speedup = 1.0
     if not (math.isfinite(speedup) and speedup > 0):
         return fail_reward
-    if abs(speedup - 1.0) <= round_to_one:  # conservative rounding: timing noise near 1x is no speedup
-        speedup = 1.0
     return math.log(speedup) if log_speedup else speedup
 
 
-def compute_rewards(results, *, fail_reward=0.0, log_speedup=False, round_to_one=0.0, normalize=True, clip=1.5):
+def compute_rewards(results, *, fail_reward=0.0, copy_reward=None, log_speedup=False, normalize=True, clip=1.5):
     """Evaluator results -> rewards (len(results),): speedup (or log speedup) if correct else fail_reward, then
     (r - mu) / sigma with mu, sigma the mean and population std of THIS batch (all-equal -> zeros), then clipped to
-    [-clip, clip] (clip None or <= 0: no clip). A correct result without a speedup counts as speedup 1.0.
+    [-clip, clip] (clip None or <= 0: no clip). A correct result without a speedup counts as speedup 1.0; one flagged
+    same_as_reference earns copy_reward (None: fail_reward), as given (not logged).
     With log_speedup a 1x candidate earns log(1) = 0, the same as the default fail_reward: pass a negative one.
 
     Example: speedups 4, 1, 1, 1, 1 (all correct) -> mu 1.6, sigma 1.2 -> [2.0, -0.5, -0.5, -0.5, -0.5]
              -> clipped [1.5, -0.5, -0.5, -0.5, -0.5]. A failure among them would enter as fail_reward = 0.
     """
-    r = np.array([_raw_reward(x, fail_reward, log_speedup, round_to_one) for x in results], dtype=np.float64)
+    copy_reward = fail_reward if copy_reward is None else copy_reward
+    r = np.array([_raw_reward(x, fail_reward, copy_reward, log_speedup) for x in results], dtype=np.float64)
     if normalize and r.size:
         std = r.std()
         r = (r - r.mean()) / (std + 1e-8) if std > 1e-12 else np.zeros_like(r)
@@ -235,16 +262,18 @@ def compute_rewards(results, *, fail_reward=0.0, log_speedup=False, round_to_one
 
 # ---------------------------------------------------------------------------- advantages
 
-def group_advantages(rewards, std_normalize=True, eps=1e-4):
-    """Rewards (B, G) of G samples per prompt -> advantages (B, G): minus the group mean, over (population std + eps).
+def group_advantages(rewards, std_normalize=True, eps=1e-4, std_floor=0.0):
+    """Rewards (B, G) of G samples per prompt -> advantages (B, G): minus the group mean, over (max(population std,
+    std_floor) + eps). The floor keeps a group whose rewards differ by timing noise alone from full-size advantages.
 
     Example: [[1, 2, 3, 4]] -> mean 2.5, std sqrt(1.25) = 1.118 -> [[-1.342, -0.447, 0.447, 1.342]];
              without std: [[-1.5, -0.5, 0.5, 1.5]]. A group of equal rewards gets zeros (no signal).
+             [[1.00, 1.05, 0.95, 1.00]]: std 0.035 -> [[0, 1.41, -1.41, 0]]; with std_floor 0.1 -> [[0, 0.5, -0.5, 0]].
     """
     centred = rewards - rewards.mean(dim=-1, keepdim=True)  # (B, G)
     if not std_normalize:
         return centred
-    return centred / (rewards.std(dim=-1, unbiased=False, keepdim=True) + eps)  # (B, G)
+    return centred / (rewards.std(dim=-1, unbiased=False, keepdim=True).clamp(min=std_floor) + eps)  # (B, G)
 
 
 # ---------------------------------------------------------------------------- GRPO loss

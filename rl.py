@@ -4,15 +4,17 @@
                  are spent); every attempt with its evaluation to OUT/collected.jsonl (stage 1's data)
 --stage sft      supervised fine-tuning on the working candidates of --data (loss on completion tokens only)
 --stage ssl      ssl_rounds of: G samples per task -> evaluate -> fine-tune on the correct ones only (reward 1 or 0)
-                 -> those into the exemplar database (score = measured speedup) that stage 3 reads
+                 -> those, timed again in full, into the exemplar database (score = measured speedup) that stage 3 reads
 --stage rl       (default) contrastive RL; --init-from DIR starts any stage from an earlier one's weights and database
 
 What the RL stage does, each step
     pick tasks -> contrastive prompts (reference + 2 scored variants from the run's exemplar database) -> G sampled
-    completions per prompt -> ONE evaluator call for all of them -> speedup rewards (normalised, clipped) -> group
-    advantages -> GRPO update (mu AdamW steps over grad_accum micro-batches) -> correct codes into the database ->
-    one log line -> checkpoint. The run folder (--out) gets config.json, log.jsonl, exemplars.jsonl, ckpt.pt,
-    best/<task>.py (best kernel per task) and progress.png (when matplotlib is installed).
+    completions per prompt -> ONE evaluator call for all of them (speedups above 3x evaluated again, the lower kept;
+    near-1 ones rounded to 1) -> speedup rewards (normalised, clipped) -> group advantages -> GRPO update (mu passes
+    of `minibatches` AdamW steps, each over grad_accum micro-batches) -> correct codes into the database (a code seen
+    before: its measurements combined) -> one log line -> checkpoint. The run folder (--out) gets config.json,
+    log.jsonl, exemplars.jsonl, ckpt.pt, best/<task>.py (best kernel per task, by combined score) and progress.png
+    (when matplotlib is installed).
 
 How to run
     python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 --max-new-tokens 32  # CPU smoke
@@ -30,12 +32,17 @@ How to run
 Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whose default is the paper's setting
     1. A far smaller default model (Qwen2.5-Coder-1.5B-Instruct) than the paper's. Stage 1 data come from sampling
        the policy itself (any JSONL of working codes will do); a record with code but no reply is trained as a reply
-       with two one-line stock sections. Stage 2 checks correctness with 1-2 timed rounds, so the speedups it stores
-       in the database are rough; stage 3 prompts show them as measured.
-    2. Group size, tasks per step, beta, eps, lr, mu, grad_accum are not published: the defaults below are ours.
+       with two one-line stock sections. Stage 2 checks correctness with 1-2 timed rounds, then times its successes
+       again with the normal budget: only those timings become scores.
+    2. Group size, tasks per step, beta, eps, lr, mu, minibatches, grad_accum are not published: the defaults below
+       are ours. With one AdamW step per batch (mu = minibatches = 1, the default) every ratio is 1 and the eps clip
+       cannot act, so --eps-low/--eps-high are refused there; --minibatches M makes it PPO's mini-batches.
     3. Each task's reference seeds its database at score 1.0, so even step 1 prompts are contrastive.
-    4. Rewards are normalised over the whole step (all tasks' samples together), then clipped (k = 1.5), then
-       normalised again within each group as GRPO advantages.
+    4. Rewards are normalised over the whole step (all tasks' samples together), then clipped (k = 1.5, in units of
+       the step's std), then normalised again within each group as GRPO advantages, which undoes the step's scaling
+       within a group: with --std-normalize the step normalisation only decides where the clip bites. With
+       --no-reward-normalize rewards are the raw speedups, not clipped. --adv-std-floor (ours, 0 = off) divides a
+       group by at least that std, so timing noise cannot earn a win's advantages.
     5. Sampling uses temperature/top_p only (the model's own top_k / repetition penalty are switched off) and the
        loss scores tokens under the same temperature, so ratios compare the distribution that was sampled.
     6. Weights stay fp32 with bf16 autocast on CUDA: AdamW steps of lr 1e-6 vanish when added to bf16 weights.
@@ -43,8 +50,17 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
     8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights).
     9. Fine-tuning (sft, ssl) is the mean negative log-likelihood over completion tokens (prompt masked), at
        temperature 1; the records' order is reshuffled per epoch from (seed, epoch). --sft-contrastive (ours, off)
-       also trains each record under a contrastive prompt; --init-from continues the AdamW moments.
+       also trains each record under a contrastive prompt (its exemplars never its own code); --init-from
+       continues the AdamW moments (also for a resume that finds no checkpoint yet).
    10. Identical codes of one step are evaluated once and share that result (a small policy repeats itself).
+   11. Speedups are handled as the paper's timer does, before rewards and scores (measure): within --round-to-one
+       (0.02: identical code scored within +-2% on an H200) of 1 they count as 1; above --recheck-above (3.0) the
+       candidate is evaluated again and the lower speedup kept. A code the database holds that is measured again is
+       combined (score = median of its measurements), and best/ is the best combined score.
+   12. A reference copy (same_as_reference) earns --copy-reward, by default --fail-reward (the paper gives no rule;
+       at 1.0x it was the best an untrained policy could do); copies stay out of the database, best/, pass_rate and
+       the mean speedups (log.jsonl counts them as copies). top_p < 1 is refused in the rl stage (the loss scores
+       untruncated distributions) and --log-speedup needs a negative --fail-reward.
 """
 import argparse
 import inspect
@@ -89,7 +105,7 @@ class Config:
     group_size: int = 8               # G: samples per prompt, the GRPO group
     gen_batch: int = 4                # tasks per generate call, their groups in one batch (1: each task alone)
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
-    top_p: float = 1.0                # nucleus sampling mass (1 = off)
+    top_p: float = 1.0                # nucleus sampling mass (1 = off; rl needs 1: its loss scores no truncation)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
     contrastive: bool = True          # show scored earlier variants in the prompt (off = plain prompt)
     n_exemplars: int = 2              # N: variants shown per prompt
@@ -97,18 +113,22 @@ class Config:
     tau: float = 1.0                  # softmax temperature over bucket mean scores
     exemplar_mode: str = "contrastive"  # contrastive|random|best: how variants are drawn from the database
     fail_reward: float = 0.0          # reward of a failed candidate (compile/runtime error, wrong, timeout, rejected)
-    log_speedup: bool = False         # reward log(speedup) instead of speedup
-    round_to_one: float = 0.0         # speedups within this of 1.0 count as exactly 1.0
-    reward_normalize: bool = True     # (r - mean) / std over the step's rewards
-    reward_clip: float = 1.5          # clip rewards to [-k, k] (0 = no clip)
+    copy_reward: str = "fail"         # reward of a reference copy (same_as_reference): a number, or fail = fail_reward
+    log_speedup: bool = False         # reward log(speedup) instead of speedup (needs fail_reward < 0)
+    round_to_one: float = 0.02        # speedups within this of 1 count as 1 (identical code: +-2% on an H200)
+    recheck_above: float = 3.0        # a speedup above this is evaluated again, the lower of the two kept (0 = off)
+    reward_normalize: bool = True     # (r - mean) / std over the step's rewards (off: raw rewards, never clipped)
+    reward_clip: float = 1.5          # clip normalised rewards to [-k, k] (0 = no clip)
     std_normalize: bool = True        # divide group advantages by the group std (off = Dr. GRPO)
+    adv_std_floor: float = 0.0        # group advantages divide by at least this std (rewards' units; 0 = off)
     loss_variant: str = "grpo"        # grpo|dapo|drgrpo: how per-token losses are averaged
     lr: float = 1e-6                  # AdamW learning rate
     weight_decay: float = 0.0         # AdamW weight decay
     beta: float = 0.0                 # KL penalty to the initial policy (0 = no reference model loaded)
     eps_low: float = 0.2              # ratio clip below: 1 - eps_low
     eps_high: float = 0.2             # ratio clip above: 1 + eps_high (> eps_low = DAPO clip-higher)
-    mu: int = 1                       # optimizer steps per batch of rollouts (PPO inner iterations)
+    mu: int = 1                       # passes over each batch of rollouts (PPO epochs), minibatches steps each
+    minibatches: int = 1              # AdamW steps per pass: the batch's samples split in M (old log-probs: before all)
     grad_accum: int = 8               # micro-batches per optimizer step (memory, not maths)
     max_grad_norm: float = 1.0        # clip the gradient norm (0 = off)
     eval_timeout: float = 60.0        # seconds one call of a candidate may take before it is a timeout
@@ -143,15 +163,35 @@ def check_config(cfg):
             raise ConfigError(f"{f.name} must be {f.type.__name__}, got {v!r}")
         if f.name in CHOICES and v not in CHOICES[f.name]:
             raise ConfigError(f"{f.name} must be one of {'|'.join(CHOICES[f.name])}, got {v!r}")
-    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "grad_accum",
-                 "gen_batch", "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds"):
+    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "minibatches",
+                 "grad_accum", "gen_batch", "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds"):
         if getattr(cfg, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
+    if cfg.stage == "rl" and cfg.top_p < 1:
+        raise ConfigError(f"top_p {cfg.top_p} samples a truncated distribution that the GRPO loss does not score "
+                          "(its ratios compare whole distributions): use --top-p 1 with --stage rl")
+    if cfg.mu * cfg.minibatches == 1 and (cfg.eps_low, cfg.eps_high) != (Config.eps_low, Config.eps_high):
+        raise ConfigError("--eps-low/--eps-high cannot act with one AdamW step per batch (--mu 1 --minibatches 1: "
+                          "every ratio is 1): give --minibatches M or --mu K > 1")
+    if cfg.log_speedup and cfg.fail_reward >= 0:
+        raise ConfigError(f"--log-speedup with fail_reward {cfg.fail_reward} >= 0 ranks a failure above a correct "
+                          "code slower than the reference (log speedup < 0): give --fail-reward below log(slowest), "
+                          "e.g. -5")
+    if cfg.copy_reward != "fail" and not np.isfinite(as_number(cfg.copy_reward)):
+        raise ConfigError(f"copy_reward must be a number or 'fail' (= fail_reward), got {cfg.copy_reward!r}")
     if cfg.stage == "sft" and not cfg.data:
         raise ConfigError("--stage sft needs --data FILE.jsonl (records with ref_code and completion or code)")
     return cfg
+
+
+def as_number(text):
+    """float(text), or nan when it is not a number."""
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
 
 
 def field_comments():
@@ -428,6 +468,12 @@ def write_best(cfg, name, speedup, code, step):
     path.write_text(f"# cudal1 best for task {name}: speedup {speedup:.3f}x, status ok, found at step {step}\n{code}\n")
 
 
+def task_best(db, name):
+    """(combined score, code, step first measured) of the task's highest-scored entry but the reference, or None."""
+    e = max((e for e in db.entries(name) if not e.meta.get("reference")), key=lambda e: e.score, default=None)
+    return (e.score, e.code, e.step) if e else None
+
+
 def open_database(cfg, tasks):
     """The run's exemplar database (references seeded at 1.0, --init-from's codes merged in) and the best correct
     code per task in it."""
@@ -438,13 +484,12 @@ def open_database(cfg, tasks):
         db.path = None  # the other ranks add the same entries (gathered results), in memory only
     for name, ref in tasks:
         db.seed_reference(name, ref)
-    for e in read_jsonl(Path(cfg.init_from) / "exemplars.jsonl") if cfg.init_from else []:
-        # stored as step 0, so that a resume (which cuts entries past its checkpoint) keeps them; duplicates drop
+    carried = read_jsonl(Path(cfg.init_from) / "exemplars.jsonl") if cfg.init_from else []
+    for e in [e for e in carried if not db.holds(e["task"], e["code"])]:  # a resume holds them: not measured again
+        # stored as step 0, so that a resume (which cuts entries past its checkpoint) keeps them
         db.add(e["task"], e["code"], e["score"], step=0, meta=dict(e.get("meta", {}), init_step=e.get("step", 0)))
-    best = {}  # task -> (speedup, code, step), over this run's tasks (--init-from may carry others' codes)
-    for e in (e for name, _ in tasks for e in db.entries(name) if not e.meta.get("reference")):
-        if e.score > best.get(e.task, (0.0,))[0]:
-            best[e.task] = (e.score, e.code, e.step)
+    # task -> (combined speedup, code, step), over this run's tasks (--init-from may carry others' codes)
+    best = {name: task_best(db, name) for name, _ in tasks if task_best(db, name)}
     for name, b in best.items():  # a resumed run rewrites OUT/best/ from what the database kept
         write_best(cfg, name, *b)
     return db, best
@@ -511,13 +556,23 @@ def generate_all(cfg, model, tok, batch, prompts, step):
 # ---------------------------------------------------------------------------- loop: evaluate, reward, advantages
 
 
+def code_pairs(batch, rollouts):
+    """(reference, code) of every sample, in (B*G) order ("" for a reply without code)."""
+    return [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
+
+
 def evaluate_all(cfg, batch, rollouts, timing=None):
     """Every rollout's code (extracted into r["codes"]) against its task's reference, in ONE evaluator call; results
-    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. CORRECTNESS_ONLY).
-    Under torchrun each rank evaluates its share of the candidates (on its own GPU) and gets back every result."""
+    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. CORRECTNESS_ONLY)."""
     for r in rollouts:
         r["codes"] = [extract_code(t).code for t in r["texts"]]
-    pairs = [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
+    return evaluate_pairs(cfg, code_pairs(batch, rollouts), timing)
+
+
+def evaluate_pairs(cfg, pairs, timing=None):
+    """Results of (reference, code) pairs in ONE evaluator call, in their order; a repeated pair is evaluated once
+    and its samples get copies of that result. Under torchrun each rank evaluates its share of the candidates (on
+    its own GPU) and gets back every result."""
     unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
     device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
     results = gather(evaluator.evaluate_many(shard(unique), device=device, jobs=cfg.eval_jobs or None,
@@ -528,18 +583,61 @@ def evaluate_all(cfg, batch, rollouts, timing=None):
     return [copy(found[p]) for p in pairs]
 
 
+def is_success(res):
+    """A correct candidate that is not the reference renamed: what the database keeps and stage 2 trains on."""
+    return res.status == "ok" and not res.same_as_reference
+
+
+def rounded(cfg, speedup):
+    """A measured speedup within round_to_one of 1.0 as exactly 1.0 (the paper's conservative rounding: identical
+    code scored within +-2% on an H200, so such a speedup is no evidence of one)."""
+    return 1.0 if speedup is not None and abs(speedup - 1.0) <= cfg.round_to_one else speedup
+
+
+def measure(cfg, batch, rollouts, timing=None):
+    """evaluate_all, then the paper's conservative handling of the speedups, before any becomes a reward or a score:
+    with timing (stage 2 times each candidate for 1-2 rounds) the successes are evaluated again with the normal time
+    budget, and that result is theirs; a success above recheck_above (0 = off) is evaluated again and the lower of
+    the two kept (a failure the second time is the result); then every speedup goes through rounded().
+
+    Example (defaults: recheck_above 3, round_to_one 0.02): 9.0 then 2.5 -> 2.5; 4.0 then 4.4 -> 4.0; 5.0 then
+    wrong_output -> wrong_output; 1.015 -> 1.0; 0.97 -> 0.97 (not re-evaluated: 3 or less).
+    """
+    results, pairs = evaluate_all(cfg, batch, rollouts, timing), code_pairs(batch, rollouts)
+    if timing is not None:
+        for i, res in evaluate_again(cfg, pairs, results, lambda r: True).items():
+            results[i] = res
+    if cfg.recheck_above:
+        for i, res in evaluate_again(cfg, pairs, results, lambda r: r.speedup > cfg.recheck_above).items():
+            if not is_success(res) or res.speedup is None or res.speedup < results[i].speedup:
+                results[i] = res
+    for res in results:
+        res.speedup = rounded(cfg, res.speedup) if res.status == "ok" else res.speedup
+    return results
+
+
+def evaluate_again(cfg, pairs, results, which):
+    """{index: a new result} for the timed successes that which(result) picks, evaluated again with the normal time
+    budget (each distinct code once)."""
+    picked = [i for i, r in enumerate(results) if is_success(r) and r.speedup is not None and which(r)]
+    return dict(zip(picked, evaluate_pairs(cfg, [pairs[i] for i in picked]))) if picked else {}
+
+
 def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
-    """(results, raw rewards (N,), training rewards (N,)): raw = speedup or fail_reward; training = normalised, clipped.
+    """(results, raw rewards (N,), training rewards (N,)): results of measure(); raw = speedup, fail_reward or
+    copy_reward; training = normalised and clipped, or raw with --no-reward-normalize.
 
     With a reward_fn (tests) there is no evaluation: its rewards are used as they are, and results is [].
     """
     if reward_fn is not None:
         raw = np.array([x for (name, _), r in zip(batch, rollouts) for x in reward_fn(name, r["texts"])], dtype=float)
         return [], raw, raw
-    results = evaluate_all(cfg, batch, rollouts)
-    kw = dict(fail_reward=cfg.fail_reward, log_speedup=cfg.log_speedup, round_to_one=cfg.round_to_one)
+    results = measure(cfg, batch, rollouts)
+    copy_reward = cfg.fail_reward if cfg.copy_reward == "fail" else float(cfg.copy_reward)
+    kw = dict(fail_reward=cfg.fail_reward, copy_reward=copy_reward, log_speedup=cfg.log_speedup)
+    clip = cfg.reward_clip if cfg.reward_normalize else None  # k is in units of the step's std: raw ones stay raw
     return (results, compute_rewards(results, normalize=False, clip=None, **kw),
-            compute_rewards(results, normalize=cfg.reward_normalize, clip=cfg.reward_clip, **kw))
+            compute_rewards(results, normalize=cfg.reward_normalize, clip=clip, **kw))
 
 # ---------------------------------------------------------------------------- loop: loss and update
 
@@ -576,6 +674,8 @@ def flat_samples(rollouts):
 
 def micro_batches(cfg, indices):
     """The indices split into grad_accum nearly equal micro-batches (fewer when there are fewer indices)."""
+    if not len(indices):  # a rank's share of a mini-batch smaller than the number of ranks
+        return []
     return [c.tolist() for c in np.array_split(np.asarray(indices), min(cfg.grad_accum, len(indices)))]
 
 
@@ -587,35 +687,41 @@ def optimizer_step(cfg, model, opt):
 
 
 def update(cfg, model, ref_model, opt, rollouts, adv):
-    """GRPO: old (and reference) log-probs once, no grad; then mu AdamW steps, each over grad_accum micro-batches.
-    Under torchrun each rank takes its share of the samples; the shares of the loss are taken of the whole batch,
-    so the gradients summed over the ranks (and the logged stats) are those of one process."""
+    """GRPO with PPO's mini-batches: old (and reference) log-probs of every sample once, no grad, before the first
+    step; then mu passes over the batch, each split into `minibatches` AdamW steps (contiguous parts of the samples in
+    (B*G) order, each over grad_accum micro-batches). From the second step on the weights have moved, so the ratios
+    leave 1 and the eps clip can bind; with one step per batch every ratio is 1 and the clip does nothing.
+    Under torchrun each rank takes its share of each mini-batch; the shares of the loss are taken of the whole
+    mini-batch, so the gradients summed over the ranks (and the logged stats) are those of one process."""
     samples = flat_samples(rollouts)
-    chunks = micro_batches(cfg, shard(range(len(samples))))
-    total_tokens = sum(int(k.sum()) for _, _, k in samples)
-    adv = adv.to(cfg.device)
+    parts = [p.tolist() for p in np.array_split(np.arange(len(samples)), min(cfg.minibatches, len(samples)))]
+    chunks = [micro_batches(cfg, shard(part)) for part in parts]  # per mini-batch: this rank's micro-batches
+    tokens = [sum(int(samples[i][2].sum()) for i in part) for part in parts]
+    adv, n_steps = adv.to(cfg.device), cfg.mu * len(parts)
     with torch.no_grad():
-        old = [token_logps(cfg, model, [samples[i] for i in c])[0] for c in chunks]
-        ref = [token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in chunks]
+        old = [[token_logps(cfg, model, [samples[i] for i in c])[0] for c in cs] for cs in chunks]
+        ref = [[token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in cs]
+               for cs in chunks]
     stats, grad_norm = Counter(), 0.0
-    bar = tqdm(total=cfg.mu * len(chunks), desc="update", leave=False, disable=not is_main())
+    bar = tqdm(total=cfg.mu * sum(map(len, chunks)), desc="update", leave=False, disable=not is_main())
     for _ in range(cfg.mu):
-        opt.zero_grad(set_to_none=True)
-        for c, old_lp, ref_lp in zip(chunks, old, ref):
-            bar.update()
-            logp, mask = token_logps(cfg, model, [samples[i] for i in c])
-            loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
-                                 eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
-                                 max_tokens=cfg.max_new_tokens)
-            # weight each micro-batch by its share, so the sum equals the loss of the whole batch
-            share = int(mask.sum()) / total_tokens if cfg.loss_variant == "dapo" else len(c) / len(samples)
-            (loss * share).backward()
-            stats.update({"loss": loss.item() * share, **{k: v * share / cfg.mu for k, v in st.items()}})
-        all_reduce_grads(model)
-        grad_norm += optimizer_step(cfg, model, opt) / cfg.mu  # of the summed gradient: the same on every rank
+        for part, cs, olds, refs, total_tokens in zip(parts, chunks, old, ref, tokens):
+            opt.zero_grad(set_to_none=True)
+            for c, old_lp, ref_lp in zip(cs, olds, refs):
+                bar.update()
+                logp, mask = token_logps(cfg, model, [samples[i] for i in c])
+                loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
+                                     eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
+                                     max_tokens=cfg.max_new_tokens)
+                # weight each micro-batch by its share, so the sum equals the loss of the whole mini-batch
+                share = int(mask.sum()) / total_tokens if cfg.loss_variant == "dapo" else len(c) / len(part)
+                (loss * share).backward()
+                stats.update({"loss": loss.item() * share, **{k: v * share / n_steps for k, v in st.items()}})
+            all_reduce_grads(model)
+            grad_norm += optimizer_step(cfg, model, opt) / n_steps  # of the summed gradient: the same on every rank
     bar.close()
-    stats = {k: sum(part[k] for part in gather([stats])) for k in stats}  # the ranks' shares add up to the batch's
-    return dict(stats, loss=stats["loss"] / cfg.mu, grad_norm=grad_norm, updated=True)
+    stats = {k: sum(part.get(k, 0.0) for part in gather([stats])) for k in ("loss", "clip_frac", "kl", "ratio")}
+    return dict(stats, loss=stats["loss"] / n_steps, grad_norm=grad_norm, updated=True)
 
 
 NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None, updated=False)
@@ -623,21 +729,21 @@ NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None,
 # ---------------------------------------------------------------------------- loop: log and checkpoint
 
 
-def is_success(res):
-    """A correct candidate that is not the reference renamed: what the database keeps and stage 2 trains on."""
-    return res.status == "ok" and not res.same_as_reference
-
-
 def record_winners(cfg, db, best, batch, rollouts, results, step):
-    """Correct, non-reference candidates into the database (score = speedup); new per-task bests to OUT/best/."""
+    """Correct, non-reference candidates into the database, scored by their measured speedup, each distinct code
+    once a step (its samples share one evaluation); a code the database holds is measured again and its scores are
+    combined (ExemplarDB.add). A task's best is its highest combined score: OUT/best/ is rewritten when it changes."""
     codes = [(name, code) for (name, _), r in zip(batch, rollouts) for code in r.get("codes", [])]
+    added = {}  # (task, code) -> True, in order
     for (name, code), res in zip(codes, results):
-        if not is_success(res) or res.speedup is None:
-            continue
-        db.add(name, code, res.speedup, step=step, meta={"ref_ms": res.ref_ms, "cand_ms": res.cand_ms})
-        if res.speedup > best.get(name, (0.0,))[0]:
-            best[name] = (res.speedup, code, step)
-            write_best(cfg, name, *best[name])
+        if is_success(res) and res.speedup is not None and (name, code) not in added:
+            added[name, code] = True
+            db.add(name, code, res.speedup, step=step, meta={"ref_ms": res.ref_ms, "cand_ms": res.cand_ms})
+    for name in dict.fromkeys(name for name, _ in added):
+        top = task_best(db, name)
+        if top != best.get(name):
+            best[name] = top
+            write_best(cfg, name, *top)
 
 
 def append_log(cfg, rec):
@@ -648,12 +754,20 @@ def append_log(cfg, rec):
         f.write(json.dumps(rec) + "\n")
 
 
+def is_copy(res):
+    """A correct candidate that is the reference renamed (or runs exactly its ops): ok, but no work of the policy's."""
+    return res.status == "ok" and res.same_as_reference
+
+
 def task_stats(batch, results):
-    """{task: {"pass": share of its G samples that are ok, "mean_speedup": their mean measured speedup or None}}."""
+    """{task: {"pass": share of its G samples that are successes (ok, not a copy), "copies": how many are copies of
+    the reference, "mean_speedup": the successes' mean measured speedup or None}}."""
     G, out = len(results) // len(batch), {}
     for i, (name, _) in enumerate(batch):
-        ok = [r.speedup for r in results[i * G:(i + 1) * G] if r.status == "ok" and r.speedup is not None]
-        out[name] = {"pass": len(ok) / G, "mean_speedup": float(np.mean(ok)) if ok else None}
+        mine = results[i * G:(i + 1) * G]
+        ok = [r.speedup for r in mine if is_success(r) and r.speedup is not None]
+        out[name] = {"pass": len(ok) / G, "copies": sum(map(is_copy, mine)),
+                     "mean_speedup": float(np.mean(ok)) if ok else None}
     return out
 
 
@@ -661,16 +775,17 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
     clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update.
 
-    mean/max_reward are raw rewards (speedup, or fail_reward); pass_rate is the share of status ok (with a toy
-    reward_fn: the share of positive rewards); best_speedup is the run's best correct speedup per task so far;
+    mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
+    (status ok, not a copy of the reference; with a toy reward_fn: the share of positive rewards); copies is the
+    number of samples that are the reference renamed; best_speedup is each task's best combined score so far;
     per_task is task_stats of this step's samples.
     """
     t0, t1, t2, t3 = clock
     times = dict(gen_s=t1 - t0, eval_s=t2 - t1, update_s=t3 - t2, step_s=time.perf_counter() - t0)
-    n_ok = sum(r.status == "ok" for r in results) if results else int((raw > 0).sum())
+    n_ok = sum(map(is_success, results)) if results else int((raw > 0).sum())
     tokens = float(np.mean([int(k.sum()) for r in rollouts for k in r["mask"]]))
     rec = dict(step=step, tasks=[name for name, _ in batch], mean_reward=float(raw.mean()),
-               max_reward=float(raw.max()), pass_rate=n_ok / len(raw),
+               max_reward=float(raw.max()), pass_rate=n_ok / len(raw), copies=sum(map(is_copy, results)),
                best_speedup={name: b[0] for name, b in sorted(best.items())},
                per_task=task_stats(batch, results) if results else {},
                status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
@@ -769,7 +884,8 @@ def restore(cfg, model, opt):
 # ---------------------------------------------------------------------------- stages: collect -> sft -> ssl -> rl
 # each stage is called as stage(cfg, tasks, model, tok, opt, db, best, start, reward_fn) by run()
 
-CORRECTNESS_ONLY = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0)  # ssl: checked in full, barely timed
+CORRECTNESS_ONLY = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0)  # ssl: checked in full, barely timed (then
+# its successes alone are timed in full, measure)
 
 
 def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
@@ -785,7 +901,7 @@ def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
             rnd += 1
             n = min(cfg.group_size, cfg.collect_attempts - tried, cfg.collect_successes - ok)
             rollout = generate(replace(cfg, group_size=n), model, tok, [prompt], seed_for(cfg, rnd, task[0]))[0]
-            results = evaluate_all(cfg, [task], [rollout])
+            results = measure(cfg, [task], [rollout])
             with open(path, "a") as f:
                 for text, code, res in zip(rollout["texts"], rollout["codes"], results):
                     f.write(json.dumps(dict(task=task[0], ref_code=task[1], prompt=prompt, completion=text,
@@ -796,13 +912,18 @@ def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         print(f"collect {task[0]} | {ok} correct of {tried} attempts", flush=True)
 
 
-def add_measured(db, records, meta=None):
+def add_measured(cfg, db, records, meta=None):
     """Put the records' measured working codes (task, code, a result with a speedup: collected.jsonl, stage-1 data)
-    into the exemplar database, scored by that speedup."""
+    into the exemplar database, scored by that speedup (rounded(); not re-timed: sft evaluates nothing); copies of
+    the reference (same_as_reference) stay out. Records of one code with the same result (collect's samples that
+    shared one evaluation) are one measurement."""
+    seen = set()
     for r in records:
         res = r.get("result") or {}
-        if r.get("task") and r.get("code") and res.get("speedup") and res.get("status", "ok") == "ok":
-            db.add(r["task"], r["code"], res["speedup"], meta=meta)
+        if (r.get("task") and r.get("code") and res.get("speedup") and res.get("status", "ok") == "ok"
+                and not res.get("same_as_reference") and (r["task"], r["code"], res["speedup"]) not in seen):
+            seen.add((r["task"], r["code"], res["speedup"]))
+            db.add(r["task"], r["code"], rounded(cfg, res["speedup"]), meta=meta)
 
 
 def sft_records(cfg):
@@ -841,9 +962,11 @@ def sft_examples(cfg, model, tok, records):
 def contrastive_example(cfg, db, tok, record, example, step, i):
     """[record i's sft example under a contrastive prompt]: n_exemplars of its task's database entries, drawn as
     stage 3 draws them from (seed, step, i), so each step shows a new pair; [] for a record whose task has none.
-    Why: a model as small as --model tiny learns the prompts it saw; trained on plain prompts only it wrote no code
-    at all under stage 3's contrastive ones (bench/RESULTS.md section 8)."""
-    entries = db.entries(record.get("task", ""))
+    The record's own code is not among them (sft put it into the database): a prompt showing its target teaches
+    copying. Why: a model as small as --model tiny learns the prompts it saw; trained on plain prompts only it wrote
+    no code at all under stage 3's contrastive ones (bench/RESULTS.md section 8)."""
+    own = record.get("code") or extract_code(record.get("completion", "")).code
+    entries = db.entries(record.get("task", ""), excluding=own)
     if not entries:
         return []
     rng = np.random.default_rng(seed_for(cfg, step, f"{record['task']}#{i}"))
@@ -880,7 +1003,7 @@ def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     """Stage 1: AdamW steps start..steps on sft_batch records of --data each, epoch after reshuffled epoch; with
     --sft-contrastive each step also trains the same records under contrastive prompts (contrastive_example)."""
     records = sft_records(cfg)
-    add_measured(db, records, meta=dict(data=cfg.data))  # exemplars that stage 3 (and --sft-contrastive) can show
+    add_measured(cfg, db, records, meta=dict(data=cfg.data))  # exemplars that stage 3 (and --sft-contrastive) can show
     examples = sft_examples(cfg, model, tok, records)
     per_epoch = -(-len(examples) // cfg.sft_batch)
     for step in range(start, cfg.steps + 1):
@@ -897,14 +1020,15 @@ def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
 
 
 def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
-    """Stage 2, rounds start..ssl_rounds: G plain-prompt samples per task -> evaluate (correctness; barely timed) ->
-    one pass of sft_steps over the correct ones (reward 1; failures, reward 0, are not trained on) -> database."""
+    """Stage 2, rounds start..ssl_rounds: G plain-prompt samples per task -> evaluate (correctness; barely timed; the
+    successes timed again in full) -> one pass of sft_steps over the correct ones (reward 1; failures, reward 0, are
+    not trained on) -> database."""
     plain = replace(cfg, contrastive=False)
     for rnd in range(start, cfg.ssl_rounds + 1):
         t0 = time.perf_counter()
         rollouts = generate_all(cfg, model, tok, tasks, build_prompts(plain, db, tasks, rnd, tok), rnd)
         t1 = time.perf_counter()
-        results = evaluate_all(cfg, tasks, rollouts, CORRECTNESS_ONLY)
+        results = measure(cfg, tasks, rollouts, CORRECTNESS_ONLY)  # successes timed again in full
         t2 = time.perf_counter()
         wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
         steps = [sft_step(cfg, model, opt, [wins[i] for i in b]) for b in epoch_batches(cfg, len(wins), rnd)]
@@ -929,7 +1053,8 @@ def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         results, raw, rewards = evaluate_and_reward(cfg, batch, rollouts, reward_fn)
         t2 = time.perf_counter()
         adv = group_advantages(torch.tensor(rewards).view(len(batch), cfg.group_size),  # (B, G)
-                               std_normalize=cfg.std_normalize).flatten().float()       # (B * G,)
+                               std_normalize=cfg.std_normalize,
+                               std_floor=cfg.adv_std_floor).flatten().float()           # (B * G,)
         stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
         t3 = time.perf_counter()
         record_winners(cfg, db, best, batch, rollouts, results, step)
@@ -966,9 +1091,9 @@ def run(cfg, reward_fn=None):
         save_json(out / "config.json", asdict(cfg))
     print("config:\n" + "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items()))
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    if cfg.init_from and not cfg.resume:
-        continue_optimizer(cfg, opt)
     start = restore(cfg, model, opt) + 1 if cfg.resume else 1
+    if cfg.init_from and start == 1:  # no checkpoint of this run (a resume before its first): --init-from's moments
+        continue_optimizer(cfg, opt)
     db, best = open_database(cfg, tasks)
     print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
           f"parameters, from step {start}, out {out}")

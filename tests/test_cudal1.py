@@ -109,6 +109,19 @@ def test_group_advantages():
     assert group_advantages(torch.tensor([[0.0, 1.0]]), eps=0).tolist() == [[-1.0, 1.0]]  # population std 0.5
 
 
+def test_group_advantages_std_floor():
+    """Timing noise: [1.00, 1.05, 0.95, 1.00] has std sqrt((0 + .0025 + .0025 + 0) / 4) = 0.035355, so plain GRPO gives
+    +-0.05 / (0.035355 + 1e-4) = +-1.41022, as large as a real win. A floor of 0.1 divides by 0.1 + 1e-4 instead:
+    +-0.4995. A real 2x among 1x codes, [1, 1, 1, 2] (mean 1.25, std sqrt(.1875) = 0.433013), is above the floor."""
+    noise, win = torch.tensor([[1.0, 1.05, 0.95, 1.0]]), torch.tensor([[1.0, 1.0, 1.0, 2.0]])
+    assert group_advantages(noise)[0].tolist() == pytest.approx([0, 1.41022, -1.41022, 0], abs=1e-5)
+    assert group_advantages(noise, std_floor=0.1)[0].tolist() == pytest.approx([0, 0.4995, -0.4995, 0], abs=1e-5)
+    assert group_advantages(win, std_floor=0.1).tolist() == group_advantages(win).tolist()
+    assert group_advantages(win)[0, 3].item() == pytest.approx(0.75 / 0.433113, abs=1e-5)  # 1.731651
+    assert group_advantages(noise, std_normalize=False, std_floor=0.1).tolist() == \
+        group_advantages(noise, std_normalize=False).tolist()  # no std, nothing to floor
+
+
 # ---------------------------------------------------------------------------- rewards
 
 def ok(s, **kw):
@@ -127,25 +140,30 @@ def test_rewards_clip_binds():
 
 
 def test_rewards_failures_and_reference_copies():
-    # raw [2, 1, 0 (fail), 1 (same as reference: its 5x is not credited)]: mu 1, sigma sqrt(.5) -> within the clip
+    # raw [2, 1, 0 (fail), 0 (same as reference: its 5x is not credited; a copy earns what a failure earns)]:
+    # mu 0.75, sigma sqrt((1.5625 + .0625 + .5625 + .5625) / 4) = sqrt(.6875) = 0.829156
+    # -> [1.25, .25, -.75, -.75] / sigma = [1.507557 (clipped to 1.5), 0.301511, -0.904534, -0.904534]
     results = [ok(2.0), ok(1.0), FAIL, ok(5.0, same_as_reference=True)]
-    assert compute_rewards(results).tolist() == pytest.approx([math.sqrt(2), 0, -math.sqrt(2), 0], abs=1e-6)
+    assert compute_rewards(results).tolist() == pytest.approx([1.5, 0.301511, -0.904534, -0.904534], abs=1e-6)
     raw = compute_rewards(results, normalize=False, clip=None, fail_reward=-1.0)
-    assert raw.tolist() == [2.0, 1.0, -1.0, 1.0]
+    assert raw.tolist() == [2.0, 1.0, -1.0, -1.0]
+    # copy_reward 1.0 is the old rule (a copy as a 1x code): raw [2, 1, 0, 1], mu 1, sigma sqrt(.5)
+    assert compute_rewards(results, copy_reward=1.0).tolist() == pytest.approx([math.sqrt(2), 0, -math.sqrt(2), 0])
+    assert compute_rewards(results, normalize=False, clip=None, log_speedup=True, fail_reward=-5.0,
+                           copy_reward=-2.0).tolist() == pytest.approx([LN2, 0.0, -5.0, -2.0])  # as given, not log
     odd = [ok(3.0, status="rejected"), ok(3.0, correct=False), ok(None), ok(float("nan"))]
     assert compute_rewards(odd, normalize=False, clip=None).tolist() == [0.0, 0.0, 1.0, 0.0]
 
 
-def test_rewards_objects_log_and_rounding():
+def test_rewards_objects_and_log():
     class R:
         def __init__(self, s):
             self.status, self.correct, self.speedup, self.same_as_reference = "ok", True, s, False
 
     assert compute_rewards([R(math.e), R(1.0), R(1 / math.e)], log_speedup=True, normalize=False).tolist() == \
         pytest.approx([1.0, 0.0, -1.0])
-    r = compute_rewards([ok(1.03), ok(0.97), ok(1.2), ok(0.9)], round_to_one=0.05, normalize=False, clip=None)
-    assert r.tolist() == pytest.approx([1.0, 1.0, 1.2, 0.9])
-    assert compute_rewards([ok(1.03)], round_to_one=0.05, log_speedup=True, normalize=False)[0] == 0.0
+    r = compute_rewards([ok(1.03), ok(0.97), ok(1.2), ok(0.9)], normalize=False, clip=None)
+    assert r.tolist() == [1.03, 0.97, 1.2, 0.9]  # rounding near 1 is the measurement's (rl.rounded), not done here
     assert compute_rewards([ok(2.0)] * 3).tolist() == [0.0, 0.0, 0.0]  # all equal -> zeros
     assert compute_rewards([]).shape == (0,)
 
@@ -228,21 +246,40 @@ def test_db_roundtrip_dedup_and_reference(tmp_path):
     db = ExemplarDB(path)
     assert db.seed_reference("relu", "ref code\n") and not db.seed_reference("relu", "ref code\n")
     assert db.add("relu", "fast code\n", 1.8, step=3, meta={"cand_ms": 0.5})
-    assert not db.add("relu", "fast code   \n\n", 2.5, step=4)  # same code up to trailing whitespace
+    assert not db.add("relu", "fast code   \n\n", 2.5, step=4)  # same code up to trailing whitespace: measured again
     assert db.add("gelu", "fast code\n", 1.1)  # same code, other task
     assert len(db) == 3 and db.tasks() == ["relu", "gelu"]
-    assert db.best("relu").score == 1.8 and db.best("nope") is None and db.entries("nope") == []
+    assert db.best("relu").score == pytest.approx((1.8 + 2.5) / 2)  # the median of its two measurements
+    assert db.best("nope") is None and db.entries("nope") == []
     again = ExemplarDB(path)
     assert again.entries("relu") == db.entries("relu") and len(again) == 3
-    assert again.entries("relu")[0] == Exemplar("relu", "ref code\n", 1.0, 0, {"reference": True})
+    assert again.entries("relu")[0] == Exemplar("relu", "ref code\n", 1.0, 0, {"reference": True}, [1.0])
     assert again.entries("relu")[1].meta == {"cand_ms": 0.5} and again.entries("relu")[1].step == 3
-    assert not again.seed_reference("relu", "ref code\n") and len(path.read_text().splitlines()) == 3
+    assert not again.seed_reference("relu", "ref code\n") and len(path.read_text().splitlines()) == 4
     with pytest.raises(ValueError):
         db.add("relu", "x", float("nan"))
     with pytest.raises(TypeError):  # unserialisable meta: nothing stored, in memory or on disk
         db.add("relu", "y", 1.2, meta={"f": object()})
     assert len(db) == 3 and len(ExemplarDB(path)) == 3 and db.add("relu", "y", 1.2)
     assert ExemplarDB(None).add("t", "x", 1.0) and not list(tmp_path.glob("*.jsonl"))  # in-memory database
+
+
+def test_db_combines_re_measurements(tmp_path):
+    """A code measured again is not dropped as a duplicate: its score is the median of its measured speedups, kept
+    with their count across a reload (each measurement is one line). The reference stays at 1.0."""
+    path = tmp_path / "exemplars.jsonl"
+    db = ExemplarDB(path)
+    db.seed_reference("t", "ref")
+    assert db.add("t", "fast", 9.0, step=1)       # a lucky first measurement
+    assert not db.add("t", "fast  \n", 2.0, step=2)  # the same code: median(9, 2) = 5.5
+    assert db.entries("t")[1].score == 5.5
+    assert not db.add("t", "fast", 2.4, step=3)   # median(9, 2, 2.4) = 2.4
+    assert not db.add("t", "ref", 5.0, step=3)    # the reference's code measured: it is 1.0 by definition
+    for d in (db, ExemplarDB(path)):
+        ref, fast = d.entries("t")
+        assert (ref.score, ref.measured) == (1.0, [1.0])
+        assert (fast.score, fast.measured, fast.step) == (2.4, [9.0, 2.0, 2.4], 1)  # step: first measured
+    assert len(path.read_text().splitlines()) == 4 and db.holds("t", "fast\n") and not db.holds("u", "fast")
 
 
 def test_db_torn_last_line(tmp_path):

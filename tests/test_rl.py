@@ -9,11 +9,13 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+import evaluator  # noqa: E402
 import rl  # noqa: E402
 
 TIMING = {"gen_s", "eval_s", "update_s", "step_s"}  # wall-clock fields: the only ones allowed to differ on replay
@@ -76,6 +78,17 @@ def test_check_config_rejects_wrong_types():
     with pytest.raises(rl.ConfigError, match="contrastive must be bool"):
         rl.check_config(rl.Config(contrastive=1))
     rl.check_config(rl.Config(lr=1))  # an int where a float is due is fine (JSON writes 1.0 as 1.0, users write 1)
+
+
+def test_flags_that_would_not_do_what_they_say_are_refused():
+    """--log-speedup with a failure reward >= 0 ranks a failure above a correct 0.5x code (log 0.5 = -0.69 < 0);
+    top_p < 1 in the rl stage samples a truncated distribution that the loss does not score. Each is one line."""
+    for cfg, words in [(rl.Config(log_speedup=True), "fail_reward"), (rl.Config(top_p=0.9), "top_p")]:
+        with pytest.raises(rl.ConfigError, match=words) as e:
+            rl.check_config(cfg)
+        assert "\n" not in str(e.value)
+    rl.check_config(rl.Config(log_speedup=True, fail_reward=-5.0))  # below log(0.01) = -4.6
+    rl.check_config(rl.Config(stage="collect", top_p=0.9))  # collect and ssl do not score ratios
 
 
 def test_config_json_round_trips(tmp_path):
@@ -367,3 +380,206 @@ def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
     text = (tmp_path / "best" / "cpu__relu.py").read_text()
     assert text.startswith(f"# cudal1 best for task cpu/relu: speedup {results[0].speedup:.3f}x, status ok")
     assert "clamp_min" in text and best["cpu/relu"][0] == results[0].speedup
+
+# ---------------------------------------------------------------------------- rewards from (fake) evaluations
+
+
+def code(name):
+    """A candidate the fake evaluator knows by name."""
+    return f"class ModelNew:  # {name}"
+
+
+def reply(name):
+    return f"```python\n{code(name)}\n```"
+
+
+def fake_evaluator(monkeypatch, table):
+    """evaluator.evaluate_many answering from table: name (see code()) -> Result, or a list of Results given one per
+    evaluation of that code (a re-measurement gets the next one). Returns the list of calls: (names, options)."""
+    calls, seen = [], {}
+
+    def evaluate_many(pairs, device="cpu", **opts):
+        names = [c.split("# ")[-1] for _, c in pairs]
+        calls.append((names, opts))
+        out = []
+        for name in names:
+            got = table[name] if isinstance(table[name], evaluator.Result) else table[name][seen.get(name, 0)]
+            seen[name] = seen.get(name, 0) + 1
+            out.append(replace(got))
+        return out
+
+    monkeypatch.setattr(evaluator, "evaluate_many", evaluate_many)
+    return calls
+
+
+def ok(speedup, **kw):
+    return evaluator.Result("ok", correct=True, speedup=speedup, ref_ms=1.0, cand_ms=1.0 / speedup, **kw)
+
+
+FAILED = evaluator.Result("wrong_output", check="values")
+COPY = ok(1.02, same_as_reference=True)
+
+
+def test_raw_rewards_are_raw_speedups(monkeypatch):
+    """--no-reward-normalize: the rewards are the speedups themselves; the clip (k = 1.5 by default) acts on
+    normalised rewards only, so a 6x and a 2x candidate no longer both get 1.5."""
+    fake_evaluator(monkeypatch, {"six": ok(6.0), "two": ok(2.0)})
+    batch, rollouts = [("t", "REF")], [dict(texts=[reply("six"), reply("two")])]
+    _, raw, rewards = rl.evaluate_and_reward(rl.Config(device="cpu", reward_normalize=False), batch, rollouts)
+    assert raw.tolist() == rewards.tolist() == [6.0, 2.0]
+    # normalised over the step: mean 4, std 2 -> [1, -1]; the clip at 1.5 does not bind
+    _, _, rewards = rl.evaluate_and_reward(rl.Config(device="cpu"), batch, rollouts)
+    assert rewards.tolist() == pytest.approx([1.0, -1.0])
+
+
+def test_a_copy_of_the_reference_earns_what_a_failure_earns(monkeypatch, tmp_path):
+    """A correct candidate that is the reference renamed (same_as_reference) earns --copy-reward, by default the
+    failure reward: before, it earned the reward of 1.0x, more than an honest 0.8x. Copies never enter the database
+    or best/, also from stage-1 data."""
+    fake_evaluator(monkeypatch, {"honest": ok(0.8), "copy": COPY, "junk": FAILED})
+    batch, rollouts = [("t", "REF")], [dict(texts=[reply("honest"), reply("copy"), reply("junk")])]
+    cfg = rl.Config(device="cpu", fail_reward=-1.0, out=str(tmp_path))
+    results, raw, _ = rl.evaluate_and_reward(cfg, batch, rollouts)
+    assert raw.tolist() == [0.8, -1.0, -1.0]
+    assert rl.evaluate_and_reward(replace(cfg, copy_reward="0.5"), batch, rollouts)[1].tolist() == [0.8, 0.5, -1.0]
+    db, best = rl.ExemplarDB(), {}
+    rl.record_winners(cfg, db, best, batch, rollouts, results, step=1)
+    assert [e.code for e in db.entries("t")] == [code("honest")] and best["t"][1] == code("honest")
+    rl.add_measured(cfg, db, [dict(task="t", code=code("copy"), result=COPY.to_dict())])
+    assert [e.code for e in db.entries("t")] == [code("honest")]
+    with pytest.raises(rl.ConfigError, match="copy_reward"):
+        rl.check_config(replace(cfg, copy_reward="half"))
+
+# ---------------------------------------------------------------------------- mini-batches: the ratio clip binds
+
+
+def test_minibatches_move_the_ratio_and_the_clip_binds(monkeypatch):
+    """--minibatches 2: the batch's samples are two AdamW steps, both scored against the log-probs from before the
+    first. The first mini-batch's ratios are exactly 1; after the first step they are not, the eps clip binds on some
+    tokens, and those tokens get no gradient (the clipped term is a constant). With one step per batch the clip
+    flags cannot act, and saying --eps-high then is refused."""
+    cfg = rl.Config(model="tiny", device="cpu", minibatches=2, grad_accum=1, lr=3e-2, max_grad_norm=0.0, seed=1)
+    model, _ = rl.load_policy(cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    g = torch.Generator().manual_seed(0)
+    rollouts = [dict(prompt=torch.randint(0, 256, (6,), generator=g), ids=torch.randint(0, 256, (4, 12), generator=g),
+                     mask=torch.ones(4, 12, dtype=torch.bool)) for _ in range(2)]
+    adv = torch.tensor([1.0, -1.0, 1.0, -1.0] * 2)
+    calls, grpo_loss = [], rl.grpo_loss
+
+    def spy(logp, old_logp, advantages, mask, **kw):
+        logp.retain_grad()
+        calls.append((logp, old_logp, advantages, mask, kw))
+        return grpo_loss(logp, old_logp, advantages, mask, **kw)
+
+    monkeypatch.setattr(rl, "grpo_loss", spy)
+    stats = rl.update(cfg, model, None, opt, rollouts, adv)
+    assert len(calls) == 2 and [len(c[2]) for c in calls] == [4, 4]  # one micro-batch per mini-batch of 4 samples
+    (first, old0, *_), (later, old1, a1, mask, kw) = calls
+    assert torch.equal(first.detach(), old0)  # before the first step: ratio 1 everywhere
+    ratio = torch.exp(later.detach() - old1)  # (4, 12)
+    assert (ratio - 1).abs().max() > 0.2
+    a = a1.reshape(-1, 1)
+    binds = ((ratio > 1 + kw["eps_high"]) & (a > 0)) | ((ratio < 1 - kw["eps_low"]) & (a < 0))
+    assert binds.any() and (~binds).any()
+    assert (later.grad[binds] == 0).all() and (later.grad[~binds] != 0).all()
+    assert stats["clip_frac"] == pytest.approx(float(binds.float().mean()) / 2)  # the mean over the 2 steps
+    with pytest.raises(rl.ConfigError, match="minibatches"):
+        rl.check_config(rl.Config(eps_high=0.28))
+    rl.check_config(rl.Config(eps_high=0.28, minibatches=4))
+    rl.check_config(rl.Config(eps_high=0.28, mu=2))
+
+
+def test_adv_std_floor_reaches_the_update(tmp_path, monkeypatch):
+    """--adv-std-floor 0.1 on a group rewarded [1.00, 1.05, 0.95, 1.00] (a toy reward_fn: rewards used as given):
+    advantages +-0.05 / (0.1 + 1e-4) = +-0.4995 reach update(), not the +-1.41 of plain GRPO."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    seen = []
+    monkeypatch.setattr(rl, "update", lambda cfg, m, r, o, rollouts, adv: seen.append(adv) or rl.NO_UPDATE)
+    flags = ["--model", "tiny", "--task", "cpu/relu", "--steps", "1", "--group-size", "4", "--max-new-tokens", "4",
+             "--device", "cpu", "--adv-std-floor", "0.1", "--out", str(tmp_path)]
+    rl.run(rl.parse_config(flags), reward_fn=lambda task, texts: [1.0, 1.05, 0.95, 1.0])
+    assert seen[0].tolist() == pytest.approx([0.0, 0.4995, -0.4995, 0.0], abs=1e-5)
+
+# ---------------------------------------------------------------------------- scores: conservative, combined
+
+
+def test_large_speedups_are_rechecked_and_near_one_rounded(monkeypatch):
+    """By default a success above 3x is evaluated again (normal time budget) and the lower of the two kept, a failure
+    the second time included; a speedup within 0.02 of 1 counts as 1 (identical code scores within +-2% on an H200)."""
+    table = {"lucky": [ok(9.0), ok(2.5)], "steady": [ok(4.0), ok(4.4)], "flaky": [ok(5.0), FAILED],
+             "noise": ok(1.015), "slow": ok(0.97), "copy": COPY, "junk": FAILED}
+    names = list(table)
+    batch, rollouts = [("t", "REF")], [dict(texts=[reply(n) for n in names])]
+    calls = fake_evaluator(monkeypatch, table)
+    results, raw, _ = rl.evaluate_and_reward(rl.Config(device="cpu"), batch, rollouts)
+    assert [n for n, _ in calls] == [names, ["lucky", "steady", "flaky"]]
+    assert calls[1][1]["time_budget_s"] == rl.Config().eval_time_budget
+    assert [r.speedup for r in results[:2]] == [2.5, 4.0] and results[2].status == "wrong_output"
+    assert raw.tolist() == [2.5, 4.0, 0.0, 1.0, 0.97, 0.0, 0.0]
+    calls = fake_evaluator(monkeypatch, table)  # from the first answers again; both rules off: as measured
+    _, raw, _ = rl.evaluate_and_reward(rl.Config(device="cpu", recheck_above=0.0, round_to_one=0.0), batch, rollouts)
+    assert len(calls) == 1 and raw.tolist() == [9.0, 4.0, 5.0, 1.015, 0.97, 0.0, 0.0]
+
+
+def test_timing_noise_earns_no_advantage_by_default(monkeypatch):
+    """A group measured 1.00, 1.01, 0.99, 1.00 (timing noise) got advantages of +-1.41, as large as a real win; with
+    the default rounding (within 0.02 of 1 -> 1) its rewards are equal and its advantages zero. The other group's
+    2x keeps its signal: raw [1, 1, 1, 2] in both groups' step -> normalised over 8, clipped, then per group."""
+    fake_evaluator(monkeypatch, {"a": ok(1.0), "b": ok(1.01), "c": ok(0.99), "d": ok(1.0), "win": ok(2.0)})
+    batch = [("noise", "REF1"), ("real", "REF2")]
+    rollouts = [dict(texts=[reply(n) for n in "abcd"]), dict(texts=[reply(n) for n in ("a", "a", "a", "win")])]
+    _, raw, rewards = rl.evaluate_and_reward(rl.Config(device="cpu", group_size=4), batch, rollouts)
+    assert raw.tolist() == [1.0] * 7 + [2.0]
+    adv = rl.group_advantages(torch.tensor(rewards).view(2, 4))
+    # step: mean 1.125, std sqrt((7 * .125^2 + .875^2) / 8) = 0.330719 -> 1x: -0.377964, 2x: 2.645751 -> clip 1.5;
+    # group 2 [-.377964 x3, 1.5]: mean 0.091527, std 0.813182 -> 2x: 1.408473 / (0.813182 + 1e-4) = 1.731838
+    assert adv[0].tolist() == [0.0] * 4 and adv[1, 3].item() == pytest.approx(1.731838, abs=1e-5)
+
+
+def test_best_is_the_combined_score(tmp_path):
+    """A lucky 9x measurement does not stay the best: the code measured again scores the median of its measurements
+    (a code repeated by several samples of one step counts once), and best/ follows the combined scores."""
+    cfg = rl.Config(device="cpu", out=str(tmp_path))
+    db, best, batch = rl.ExemplarDB(), {}, [("t", "REF")]
+
+    def step(n, *measured):  # measured: (name, speedup) per sample
+        rollouts = [dict(codes=[code(name) for name, _ in measured])]
+        rl.record_winners(cfg, db, best, batch, rollouts, [ok(s) for _, s in measured], step=n)
+        return (tmp_path / "best" / "t.py").read_text().splitlines()[0]
+
+    assert step(1, ("a", 9.0)).endswith("speedup 9.000x, status ok, found at step 1")
+    assert step(2, ("a", 1.2), ("a", 1.2)).endswith("speedup 5.100x, status ok, found at step 1")  # (9 + 1.2) / 2
+    assert db.entries("t")[0].measured == [9.0, 1.2]
+    head = step(3, ("a", 1.0), ("b", 2.0))  # a: median(9, 1.2, 1.0) = 1.2 < b's 2.0
+    assert head.endswith("speedup 2.000x, status ok, found at step 3") and best["t"] == (2.0, code("b"), 3)
+
+
+def test_a_resume_does_not_measure_carried_codes_again(tmp_path):
+    """open_database merges --init-from's measurements once: opening the run's database again (a resume) leaves each
+    code's count of measurements as it was."""
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    lines = [("cpu/relu", "# variant", 1.5), ("cpu/relu", "# variant", 2.5)]  # one code, measured twice
+    (earlier / "exemplars.jsonl").write_text("".join(json.dumps(dict(task=t, code=c, score=x, step=2)) + "\n"
+                                                     for t, c, x in lines))
+    cfg = rl.Config(model="tiny", device="cpu", init_from=str(earlier), out=str(tmp_path / "run"))
+    tasks = [("cpu/relu", (REPO / "tasks" / "cpu" / "relu.py").read_text())]
+    for _ in range(2):
+        db, best = rl.open_database(cfg, tasks)
+        assert [(e.score, e.measured) for e in db.entries("cpu/relu")] == [(1.0, [1.0]), (2.0, [1.5, 2.5])]
+        assert best["cpu/relu"][0] == 2.0
+
+
+def test_copies_are_logged_apart(tmp_path):
+    """A step's reference copies are counted on their own (copies, per step and per task), not in the pass rate, and
+    stay out of the task's mean speedup: 4 samples ok 2.0, a copy (measured 1.02), a failure, ok 1.5 ->
+    pass 2 / 4 = 0.5, copies 1, mean speedup (2.0 + 1.5) / 2 = 1.75 (counting the copy: 0.75, 1.507)."""
+    cfg = rl.Config(device="cpu", out=str(tmp_path))
+    results = [ok(2.0), COPY, FAILED, ok(1.5)]
+    rollouts = [dict(mask=torch.ones(4, 3, dtype=torch.bool))]
+    rec = rl.log_step(cfg, 1, [("t", "REF")], rollouts, np.array([2.0, 0.0, 0.0, 1.5]), results, {}, rl.NO_UPDATE,
+                      (0.0, 0.0, 0.0, 0.0))
+    assert (rec["pass_rate"], rec["copies"]) == (0.5, 1)
+    assert rec["per_task"] == {"t": {"pass": 0.5, "copies": 1, "mean_speedup": 1.75}}
+    assert rl.read_jsonl(tmp_path / "log.jsonl") == [rec]

@@ -15,6 +15,7 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+import evaluator  # noqa: E402
 import rl  # noqa: E402
 from prompts import build_prompt, extract_code  # noqa: E402
 from test_rl import same_checkpoints  # noqa: E402
@@ -140,6 +141,29 @@ def test_sft_contrastive_adds_each_record_under_contrastive_prompts(tmp_path, mo
             shown.setdefault(tok.decode(t), set()).add(text)
     assert len(shown) == 3 and max(map(len, shown.values())) > 1  # the variants shown change between steps
 
+
+def test_sft_contrastive_never_shows_the_target_in_its_prompt(monkeypatch):
+    """The records' own codes are in the database (sft puts them there); the contrastive prompt of a record must draw
+    its exemplars from the others (and the reference), never from the record's code or a whitespace twin of it."""
+    monkeypatch.setattr(rl, "build_prompt", build_prompt)
+    cfg = rl.Config(model="tiny", device="cpu", task="cpu/relu", sft_contrastive=True)
+    tok = rl.tiny_policy(0)[1]
+    codes = [CLAMP.replace("0.0", v) for v in "0123"]
+    records = [dict(task="cpu/relu", ref_code=RELU, code=c, result=dict(status="ok", speedup=1.5 + i))
+               for i, c in enumerate(codes)]
+    db = rl.ExemplarDB()
+    db.seed_reference("cpu/relu", RELU)
+    rl.add_measured(cfg, db, records)
+    db.add("cpu/relu", codes[0] + "   \n", 1.9)  # the same code up to trailing whitespace: a re-measurement
+    others = 0
+    for step in range(1, 11):
+        for i, r in enumerate(records):
+            [(p, _, _)] = rl.contrastive_example(cfg, db, tok, r, (None, None, None), step, i)
+            text = tok.decode(p)
+            assert r["code"].strip() not in text and text.count("### Variant") == 2
+            others += sum(c.strip() in text for c in codes)
+    assert others > 40  # of the 80 exemplars shown, those not the reference are the other records' codes
+
 # ---------------------------------------------------------------------------- a toy policy that writes working code
 
 
@@ -160,9 +184,9 @@ def relu_writer(tmp_path_factory, short_prompts):
 @pytest.fixture(scope="module")
 def ssl_round(relu_writer, tmp_path_factory):
     """One ssl round from relu_writer on cpu/relu (2 samples, both working) and cpu/add_mul (2 failures), with the
-    rollouts and results the round evaluated and the examples each sft_step received."""
-    seen, trained = {}, []
-    evaluate_all, sft_step = rl.evaluate_all, rl.sft_step
+    rollouts and results the round evaluated, every evaluator call, and the examples each sft_step received."""
+    seen, trained, many = {}, [], []
+    evaluate_all, sft_step, evaluate_many = rl.evaluate_all, rl.sft_step, evaluator.evaluate_many
 
     def spy_evaluate(cfg, batch, rollouts, timing=None):
         seen.update(batch=batch, rollouts=rollouts, timing=timing, results=evaluate_all(cfg, batch, rollouts, timing))
@@ -172,14 +196,19 @@ def ssl_round(relu_writer, tmp_path_factory):
         trained.extend(examples)
         return sft_step(cfg, model, opt, examples)
 
+    def spy_many(pairs, device="cpu", **opts):
+        many.append(([c for _, c in pairs], opts, evaluate_many(pairs, device, **opts)))
+        return many[-1][2]
+
     out = tmp_path_factory.mktemp("ssl") / "run"
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(rl, "evaluate_all", spy_evaluate)
         mp.setattr(rl, "sft_step", spy_sft_step)
+        mp.setattr(evaluator, "evaluate_many", spy_many)
         rl.run(rl.parse_config(["--stage", "ssl", "--init-from", str(relu_writer), "--task", "cpu/relu,cpu/add_mul",
                                 "--group-size", "2", "--ssl-rounds", "1", "--max-new-tokens", "120", "--lr", "1e-3",
                                 "--device", "cpu", "--out", str(out)]))
-    return out, seen, trained
+    return out, seen | dict(many=many), trained
 
 
 def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
@@ -198,7 +227,11 @@ def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
     assert any(not torch.equal(before[k], after[k]) for k in before)  # it trained
     gained = [e for e in rl.read_jsonl(out / "exemplars.jsonl") if not e["meta"].get("reference")]
     assert [(e["task"], e["code"], e["step"]) for e in gained] == [("cpu/relu", CLAMP.strip(), 1)]
-    assert gained[0]["score"] == pytest.approx(results[0].speedup)
+    # correctness in 1-2 timed rounds; the success is timed again with the normal budget before it is a score
+    (_, checked, _), (again, opts, timed) = seen["many"]
+    assert checked["time_budget_s"] == 0.0 and opts["time_budget_s"] == rl.Config().eval_time_budget
+    assert again == [CLAMP.strip()] and timed[0].status == "ok" and timed[0].rounds > checked["max_rounds"]
+    assert gained[0]["score"] == pytest.approx(rl.rounded(rl.Config(), timed[0].speedup))
 
 
 def test_ssl_resume_is_exact(relu_writer, tmp_path):
@@ -254,6 +287,29 @@ def test_init_from_carries_weights_optimizer_and_database(ssl_round, tmp_path):
     won = [(e["task"], e["code"]) for e in rl.read_jsonl(ssl_out / "exemplars.jsonl") if e["step"] == 1]
     carried = [(e["task"], e["code"]) for e in rl.read_jsonl(out / "exemplars.jsonl")]
     assert won and set(won) <= set(carried)
+
+
+def test_resume_before_the_first_checkpoint_keeps_init_froms_moments(tmp_path):
+    """A run with --init-from that is resumed before it wrote its first checkpoint (a crash in step 1) has nothing to
+    restore: it must start from --init-from's AdamW moments as a fresh run does, not from a new AdamW."""
+    init = tmp_path / "init"
+    init.mkdir()
+    model, _ = rl.tiny_policy(0)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model(input_ids=torch.arange(8)[None], labels=torch.arange(8)[None]).loss.backward()
+    opt.step()
+    torch.save(dict(step=1, model=model.state_dict(), optim=opt.state_dict()), init / "ckpt.pt")
+    (init / "config.json").write_text(json.dumps(dict(model="tiny")))
+    out = tmp_path / "rl"
+    out.mkdir()
+    (out / "log.jsonl").write_text("")  # the crashed first attempt: a run folder, no ckpt.pt
+    cfg = rl.Config(model="tiny", device="cpu", init_from=str(init), task="cpu/relu", steps=1, group_size=2,
+                    max_new_tokens=8, resume=True, out=str(out))
+    rl.run(cfg, reward_fn=lambda task, texts: [0.0] * len(texts))  # all-zero advantages: no update, moments kept
+    saved = torch.load(out / "ckpt.pt", weights_only=False)["optim"]["state"]
+    assert saved.keys() == opt.state_dict()["state"].keys()
+    for k, st in opt.state_dict()["state"].items():
+        assert all(torch.equal(st[m], saved[k][m]) for m in ("step", "exp_avg", "exp_avg_sq"))
 
 
 def test_collect_stops_after_m_successes_then_sft_reads_it(relu_writer, tmp_path):

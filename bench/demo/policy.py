@@ -71,7 +71,8 @@ def report(run):
             "|---|---|---|---|---|---|" + "---|" * len(tasks)]
     for r in recs:
         cells = [fmt(r["per_task"][t]["mean_speedup"]) if t in r["per_task"] else "" for t in tasks]
-        rows.append(f"| {r['step']} | {r['mean_reward']:.3f} | {r['pass_rate']:.0%} | {1 - r['pass_rate']:.0%} | "
+        failed = 1 - r["pass_rate"] - r.get("copies", 0) / (cfg["group_size"] * len(r["tasks"]))  # copies: ok
+        rows.append(f"| {r['step']} | {r['mean_reward']:.3f} | {r['pass_rate']:.0%} | {failed:.0%} | "
                     f"{fmt(pooled_speedup(r))} | {fmt(task_mean_speedup(r))} | " + " | ".join(cells) + " |")
     rows += ["", "| task | best speedup | found at step | kernel (first line of forward) |", "|---|---|---|---|"]
     for f in sorted((run / "best").glob("*.py")):
@@ -88,22 +89,25 @@ PAIRED_STEP = 10**6  # compare() samples with this step's seeds: no run gets tha
 
 
 def pooled(recs, group_size):
-    """Failed share and mean measured speedup of the correct samples over records with a per_task field (log.jsonl's
-    steps, or task_stats of paired samples), pooled, and each task's mean speedup per record."""
+    """Failed share (not ok; copies of the reference are ok) and mean measured speedup of the correct samples (copies
+    left out) over records with a per_task field (log.jsonl's steps, or task_stats of paired samples), pooled, and
+    each task's mean speedup per record."""
     n = sum(len(r["per_task"]) * group_size for r in recs)
     ok = [(t["pass"] * group_size, t["mean_speedup"]) for r in recs for t in r["per_task"].values() if t["pass"]]
-    return dict(failed=1 - sum(k for k, _ in ok) / n, speedup=sum(k * m for k, m in ok) / max(sum(k for k, _ in ok), 1),
+    copies = sum(t.get("copies", 0) for r in recs for t in r["per_task"].values())
+    return dict(failed=1 - (sum(k for k, _ in ok) + copies) / n,
+                speedup=sum(k * m for k, m in ok) / max(sum(k for k, _ in ok), 1),
                 per_task={t.split("/")[1]: [round(r["per_task"][t]["mean_speedup"] or 0, 2) for r in recs]
                           for t in sorted(recs[0]["per_task"])})
 
 
-def exemplar_db(path, tasks):
+def exemplar_db(cfg, path, tasks):
     """An in-memory exemplar database: each task's reference at 1.0 and the working codes of a JSONL of measured
     records (stage-1 data: task, code, result with a speedup), as sft puts them into a run's database."""
     db = ExemplarDB()
     for name, ref in tasks:
         db.seed_reference(name, ref)
-    rl.add_measured(db, rl.read_jsonl(path))
+    rl.add_measured(cfg, db, rl.read_jsonl(path))
     return db
 
 
@@ -113,7 +117,7 @@ def compare(cfg, policies, n, exemplars=None):
     call for all: a reply two policies both wrote is evaluated once. exemplars: a JSONL for exemplar_db; then the
     prompts are contrastive (the same variants shown to every policy), else plain."""
     tasks, rollouts = rl.load_tasks(cfg), []
-    db = exemplar_db(exemplars, tasks) if exemplars else None
+    db = exemplar_db(cfg, exemplars, tasks) if exemplars else None
     for policy in policies:
         c = rl.replace(cfg, init_from=str(policy), group_size=n, contrastive=db is not None)
         model, tok = rl.initial_policy(c)
