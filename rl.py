@@ -131,7 +131,7 @@ DEMO_POLICY = Path(__file__).resolve().parent / "bench" / "demo" / "policy"  # t
 
 
 class ConfigError(ValueError):
-    """A config value of the wrong type or out of range."""
+    """A config value of the wrong type or out of range, or a file it names that cannot be used as it is."""
 
 
 def check_config(cfg):
@@ -149,6 +149,13 @@ def check_config(cfg):
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
+    for name in ("lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip", "round_to_one",
+                 "eval_time_budget", "eval_jobs", "ckpt_every"):  # checked here, before the run folder exists
+        if getattr(cfg, name) < 0:
+            raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
+    for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout"):
+        if getattr(cfg, name) <= 0:
+            raise ConfigError(f"{name} must be > 0, got {getattr(cfg, name)}")
     if cfg.stage == "sft" and not cfg.data:
         raise ConfigError("--stage sft needs --data FILE.jsonl (records with ref_code and completion or code)")
     return cfg
@@ -160,7 +167,8 @@ def field_comments():
 
 
 def parse_config(argv=None):
-    """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given."""
+    """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given.
+    cfg.given (not a field) names the flags the command line set: the fallback to the demo policy leaves them alone."""
     p = argparse.ArgumentParser(description="CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL)",
                                 allow_abbrev=False, argument_default=argparse.SUPPRESS)
     comments, defaults = field_comments(), Config()
@@ -170,28 +178,44 @@ def parse_config(argv=None):
                        help=f"{comments.get(f.name, '')} (default: {getattr(defaults, f.name)!r})", **kw)
     given = vars(p.parse_args(argv))
     try:
-        if given.get("resume"):
-            if not given.get("out"):
-                p.error("--resume needs --out DIR, the run folder to continue")
-            return check_config(replace(load_config(Path(given["out"]) / "config.json"), **given))
-        return check_config(Config(**given))
+        if given.get("resume") and not given.get("out"):
+            raise ConfigError("--resume needs --out DIR, the run folder to continue")
+        cfg = check_config(replace(load_config(Path(given["out"]) / "config.json"), **given) if given.get("resume")
+                           else Config(**given))
     except ConfigError as e:
-        p.error(str(e))
+        p.exit(2, f"{p.prog}: error: {e}\n")  # one line: the usage of 47 flags would bury it
+    cfg.given = frozenset(given)
+    return cfg
+
+
+def given_fields(cfg):
+    """The fields set on purpose: the command line's flags (parse_config's cfg.given), or for a Config built in
+    Python, the fields that differ from their defaults."""
+    if hasattr(cfg, "given"):
+        return cfg.given
+    return {f.name for f in fields(Config) if getattr(cfg, f.name) != getattr(Config(), f.name)}
 
 
 def load_config(path):
     """The Config saved in a run's config.json (ConfigError if missing, unknown or mistyped fields)."""
     if not Path(path).is_file():
         raise ConfigError(f"{path} does not exist: nothing to resume")
-    saved = json.loads(Path(path).read_text())
+    try:
+        saved = json.loads(Path(path).read_text())
+    except ValueError as e:
+        raise ConfigError(f"{path} is not valid JSON ({e}): restore it, or start a new --out") from None
+    if not isinstance(saved, dict):
+        raise ConfigError(f"{path} holds no config (a JSON object of Config fields): restore it, or start a new --out")
     unknown = set(saved) - {f.name for f in fields(Config)}
     if unknown:
         raise ConfigError(f"{path}: unknown config fields {sorted(unknown)}")
     return check_config(Config(**saved))
 
 
-def resolve_config(cfg):
-    """Fill the automatic fields (device, out, model) so that config.json holds the values actually used."""
+def resolve_config(cfg, given=None):
+    """Fill the automatic fields (device, out, model) so that config.json holds the values actually used.
+    given: the fields set on purpose (default given_fields(cfg)), which the fallback to the demo policy keeps."""
+    given = given_fields(cfg) if given is None else given
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
@@ -204,9 +228,9 @@ def resolve_config(cfg):
     if cfg.model:
         return cfg
     if device == "cpu":
-        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU")
+        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU", given)
     if not (hub_reachable() or hub_cached(DEFAULT_MODEL)):  # say so at once, not after the hub client's retries
-        return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}")
+        return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}", given)
     return replace(cfg, model=DEFAULT_MODEL)
 
 
@@ -230,17 +254,19 @@ def hub_cached(model_id):
     return isinstance(try_to_load_from_cache(model_id, "config.json"), str)
 
 
-def fallback_to_demo(cfg, why):
+def fallback_to_demo(cfg, why, given):
     """Say in one line why the default model is not used, and run the shipped demo policy (the tiny model after
     sft + ssl on bench/demo/stage1.jsonl: weights and exemplars as --init-from) on the CPU tasks instead, with the
-    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field still at its default."""
+    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field not in given (the flags set on purpose).
+    --stage sft falls back too (collect's default policy, whose data sft trains on), and says so."""
     task = "cpu/*" if cfg.task == "all" else cfg.task
-    flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items()
-             if getattr(cfg, k) == getattr(Config(), k)}  # flags the user gave win
-    shown = " ".join(f"--{'no-' * (v is False)}{k.replace('_', '-')}{'' if isinstance(v, bool) else f' {v}'}"
-                     for k, v in flags.items())
+    flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items() if k not in given}
+    shown = "".join(f" --{'no-' * (v is False)}{k.replace('_', '-')}{'' if isinstance(v, bool) else f' {v}'}"
+                    for k, v in flags.items())
+    what = (f"--stage sft trains it on --data {cfg.data} (--model NAME trains another)" if cfg.stage == "sft"
+            else f"on --task {task}")
     print(f"cudal1: {why}: falling back to the demo policy (--model tiny --init-from bench/demo/policy, trained on "
-          f"CPU kernels; {shown}) on --task {task} with --device cpu")
+          f"CPU kernels{';' * bool(flags)}{shown}) {what} with --device cpu")
     return replace(cfg, model="tiny", init_from=str(DEMO_POLICY), device="cpu", task=task, **flags)
 
 
@@ -945,7 +971,8 @@ STAGES = {"collect": collect, "sft": supervised, "ssl": self_supervise, "rl": re
 def run(cfg, reward_fn=None):
     """The whole job: config, tasks, policy, run folder, optimizer, database; then --stage.
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
-    auto_model, cfg = not (cfg.model or cfg.init_from), resolve_config(check_config(cfg))
+    auto_model, given = not (cfg.model or cfg.init_from), given_fields(cfg)
+    cfg = resolve_config(check_config(cfg), given)
     cfg = init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
     out = Path(cfg.out)
     if not cfg.resume and (out / "log.jsonl").exists():
@@ -959,7 +986,7 @@ def run(cfg, reward_fn=None):
     except PolicyError as e:
         if not auto_model or dist.is_initialized():  # under torchrun the process group is already on cfg.device
             raise
-        cfg = fallback_to_demo(cfg, str(e).splitlines()[0])
+        cfg = fallback_to_demo(cfg, str(e).splitlines()[0], given)
         tasks, (model, tok) = load_tasks(cfg), initial_policy(cfg)
     out.mkdir(parents=True, exist_ok=True)
     if is_main():

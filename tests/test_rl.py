@@ -114,6 +114,47 @@ def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monke
     assert rl.resolve_config(rl.parse_config([])).model == rl.DEFAULT_MODEL
 
 
+@pytest.mark.parametrize("argv", [["--task", "all", "--contrastive", "--lr", "1e-6", "--temperature", "1.0"],
+                                  ["--lr=1e-6", "--contrastive", "--temperature=1"]])
+def test_flags_given_win_over_the_demo_policys_flags(capsys, monkeypatch, argv):
+    """The fallback's flags (bench/demo/policy/flags.json) fill only the flags not given, also those given at their
+    default value (--contrastive, --lr 1e-6, --temperature 1.0 are the defaults); the line names only those it set."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cfg = rl.resolve_config(rl.parse_config(argv))
+    assert (cfg.contrastive, cfg.lr, cfg.temperature) == (True, 1e-6, 1.0)
+    assert (cfg.mu, cfg.fail_reward, cfg.model) == (2, -1.0, "tiny")  # the demo's flags for the rest
+    [line] = capsys.readouterr().out.strip().splitlines()
+    assert "--mu 2" in line and not any(f in line for f in ("contrastive", "--lr", "--temperature"))
+
+
+def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cfg = rl.resolve_config(rl.parse_config(["--stage", "sft", "--data", "d.jsonl"]))
+    assert (cfg.model, cfg.init_from) == ("tiny", str(rl.DEMO_POLICY))
+    [line] = capsys.readouterr().out.strip().splitlines()
+    assert "--stage sft trains it on --data d.jsonl" in line and "--model" in line and "--task" not in line
+
+
+@pytest.mark.parametrize("argv", [["--lr", "-1"], ["--weight-decay", "-0.1"], ["--eps-low", "-0.2"],
+                                  ["--ckpt-every", "-1"], ["--group-size", "0"]])
+def test_a_bad_value_is_one_line_before_any_folder(capsys, tmp_path, argv):
+    """A value AdamW (or the loop) would refuse stops at parsing, in one line, before the run folder exists."""
+    with pytest.raises(SystemExit) as e:
+        rl.parse_config(argv + ["--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and argv[0][2:].replace("-", "_") in err[0], err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("text", ["{\"steps\": 3,", "", "[1, 2]"], ids=["torn", "empty", "not-a-dict"])
+def test_resume_with_a_corrupt_config_json_is_one_line(capsys, tmp_path, text):
+    (tmp_path / "config.json").write_text(text)
+    with pytest.raises(SystemExit) as e:
+        rl.parse_config(["--resume", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "config.json" in err[0], err
+
+
 def test_missing_local_model_says_what_to_do():
     with pytest.raises(rl.PolicyError, match="--model tiny"):
         rl.load_policy(rl.Config(model="./no/such/model", device="cpu"))
