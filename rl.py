@@ -50,13 +50,16 @@ import argparse
 import inspect
 import json
 import os
+import pickle
 import random
 import re
+import signal
 import sys
+import threading
 import time
 import zlib
 from collections import Counter
-from contextlib import ExitStack, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from copy import copy
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -744,6 +747,24 @@ def save_plot(cfg):
     plt.close(fig)
 
 
+@contextmanager
+def finishing_step():
+    """Hold Ctrl-C back while a step changes the weights, the database, the log and the checkpoint; raise it after.
+    An interrupt then lands in generate or evaluate, never half-way through an update: the weights are always those
+    of the last logged step, which is what run() checkpoints on Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread handles signals
+        yield
+        return
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held and callable(previous):
+        previous(signal.SIGINT, None)  # Python's own handler: raises KeyboardInterrupt
+
+
 def save_checkpoint(cfg, model, opt, step, last):
     """At every ckpt_every-th step and at the last: OUT/ckpt.pt with weights, optimizer, RNG states, step; written to
     a tmp file then renamed (never half-written). Rank 0 writes it: the ranks' weights are the same."""
@@ -759,22 +780,34 @@ def save_checkpoint(cfg, model, opt, step, last):
 
 
 def read_jsonl(path):
-    """Records of a JSONL file; a torn last line (crash mid-write) is dropped."""
+    """Records of a JSONL file; a torn last line (crash mid-write) is dropped, a corrupt line amid valid ones is a
+    ConfigError (dropping it, or everything after it, would lose records without a word)."""
+    lines = Path(path).read_text().splitlines() if Path(path).exists() else []
     recs = []
-    for line in Path(path).read_text().splitlines() if Path(path).exists() else []:
+    for i, line in enumerate(lines):
         try:
             recs.append(json.loads(line))
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as e:
+            if any(rest.strip() for rest in lines[i + 1:]):
+                raise ConfigError(f"{path}:{i + 1}: not a JSON record, amid valid ones ({e.msg}): repair or delete "
+                                  "that line, then try again") from None
             break
     return recs
 
 
 def restore(cfg, model, opt):
-    """Load OUT/ckpt.pt if there is one, cut log and database back to its step (a crash may have run past it);
-    under torchrun every rank loads, rank 0 alone cuts."""
+    """Load OUT/ckpt.pt if there is one, cut log, database (and collect's records: collect keeps no checkpoint)
+    back to its step: the steps a crash ran past it are redone, and what they wrote is appended to OUT/redone/,
+    said in one line. A corrupt record amid the files or an unreadable ckpt.pt is a ConfigError, before anything
+    changes. Under torchrun every rank loads, rank 0 alone cuts."""
     out, step = Path(cfg.out), 0
+    records = {name: read_jsonl(out / name) for name in ("log.jsonl", "exemplars.jsonl", "collected.jsonl")}
     if (out / "ckpt.pt").exists():
-        state = torch.load(out / "ckpt.pt", map_location=cfg.device, weights_only=False)  # our own file
+        try:
+            state = torch.load(out / "ckpt.pt", map_location=cfg.device, weights_only=False)  # our own file
+        except (RuntimeError, EOFError, OSError, pickle.UnpicklingError) as e:
+            raise ConfigError(f"{out / 'ckpt.pt'} cannot be read ({type(e).__name__}: {str(e)[:60]}; truncated?): "
+                              "restore it, or delete it to redo the run from step 1") from None
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optim"])
         torch.set_rng_state(state["rng"]["torch"])
@@ -785,10 +818,22 @@ def restore(cfg, model, opt):
         step = state["step"]
     if not is_main():
         return step
-    for name in ("log.jsonl", "exemplars.jsonl"):
-        kept = [r for r in read_jsonl(out / name) if r["step"] <= step]
-        (out / name).write_text("".join(json.dumps(r) + "\n" for r in kept))
-    for f in (out / "best").glob("*.py"):  # may hold winners of steps past the checkpoint
+    cut = {}
+    for name, recs in records.items():
+        kept = [r for r in recs if r.get("step", step + 1) <= step]  # collected.jsonl's records have no step
+        cut[name] = [r for r in recs if r.get("step", step + 1) > step]
+        if (out / name).exists():  # rewritten also when nothing is cut: a torn last line goes
+            (out / name).write_text("".join(json.dumps(r) + "\n" for r in kept))
+    if any(cut.values()):
+        (out / "redone").mkdir(exist_ok=True)
+        for name, recs in cut.items():
+            with open(out / "redone" / name, "a") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in recs))
+        steps = sorted({r["step"] for r in cut["log.jsonl"]})
+        print(f"resume: {f'checkpoint at step {step}' if step else 'no checkpoint yet'}: redoing steps "
+              f"{f'{steps[0]}-{steps[-1]}' if steps else step + 1}; what they wrote ({len(cut['log.jsonl'])} log "
+              f"records, {len(cut['exemplars.jsonl'])} exemplars) is kept in {out / 'redone'}/", flush=True)
+    for f in (out / "best").glob("*.py"):  # may hold winners of steps past the checkpoint: open_database rewrites it
         f.unlink()
     return step
 
@@ -915,11 +960,12 @@ def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         chosen = [examples[i] for i in batch]
         if cfg.sft_contrastive:
             chosen += [e for i in batch for e in contrastive_example(cfg, db, tok, records[i], examples[i], step, i)]
-        stats = sft_step(cfg, model, opt, chosen)
-        append_log(cfg, dict(step=step, **stats, step_s=time.perf_counter() - t0))
-        print(f"step {step:4d} | loss {stats['loss']:.4f} | {stats['tokens']} tokens | "
-              f"{time.perf_counter() - t0:.1f} s/step", flush=True)
-        save_checkpoint(cfg, model, opt, step, cfg.steps)
+        with finishing_step():  # a Ctrl-C waits for this step's update, log and checkpoint
+            stats = sft_step(cfg, model, opt, chosen)
+            append_log(cfg, dict(step=step, **stats, step_s=time.perf_counter() - t0))
+            print(f"step {step:4d} | loss {stats['loss']:.4f} | {stats['tokens']} tokens | "
+                  f"{time.perf_counter() - t0:.1f} s/step", flush=True)
+            save_checkpoint(cfg, model, opt, step, cfg.steps)
 
 
 def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
@@ -933,14 +979,15 @@ def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None)
         results = evaluate_all(cfg, tasks, rollouts, CORRECTNESS_ONLY)
         t2 = time.perf_counter()
         wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
-        steps = [sft_step(cfg, model, opt, [wins[i] for i in b]) for b in epoch_batches(cfg, len(wins), rnd)]
-        stats = dict(loss=float(np.mean([s["loss"] for s in steps])) if steps else None, kept=len(wins),
-                     tokens=sum(s["tokens"] for s in steps), updated=bool(steps))
-        t3 = time.perf_counter()
-        record_winners(cfg, db, best, tasks, rollouts, results, rnd)
-        raw = np.array([float(is_success(res)) for res in results])  # the reward of stage 2: 1 or 0
-        log_step(cfg, rnd, tasks, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
-        save_checkpoint(cfg, model, opt, rnd, cfg.ssl_rounds)
+        with finishing_step():  # a Ctrl-C waits for this round's updates, database, log and checkpoint
+            steps = [sft_step(cfg, model, opt, [wins[i] for i in b]) for b in epoch_batches(cfg, len(wins), rnd)]
+            stats = dict(loss=float(np.mean([s["loss"] for s in steps])) if steps else None, kept=len(wins),
+                         tokens=sum(s["tokens"] for s in steps), updated=bool(steps))
+            t3 = time.perf_counter()
+            record_winners(cfg, db, best, tasks, rollouts, results, rnd)
+            raw = np.array([float(is_success(res)) for res in results])  # the reward of stage 2: 1 or 0
+            log_step(cfg, rnd, tasks, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
+            save_checkpoint(cfg, model, opt, rnd, cfg.ssl_rounds)
 
 
 def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
@@ -956,16 +1003,35 @@ def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         t2 = time.perf_counter()
         adv = group_advantages(torch.tensor(rewards).view(len(batch), cfg.group_size),  # (B, G)
                                std_normalize=cfg.std_normalize).flatten().float()       # (B * G,)
-        stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
-        t3 = time.perf_counter()
-        record_winners(cfg, db, best, batch, rollouts, results, step)
-        log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
-        save_checkpoint(cfg, model, opt, step, cfg.steps)
+        with finishing_step():  # a Ctrl-C waits for this step's update, database, log and checkpoint
+            stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
+            t3 = time.perf_counter()
+            record_winners(cfg, db, best, batch, rollouts, results, step)
+            log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
+            save_checkpoint(cfg, model, opt, step, cfg.steps)
 
 
 STAGES = {"collect": collect, "sft": supervised, "ssl": self_supervise, "rl": reinforce}
 
 # ---------------------------------------------------------------------------- run
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, after the run checkpointed its last finished step; the message says so and how to go on."""
+
+
+def checkpoint_interrupted(cfg, model, opt):
+    """After a Ctrl-C: checkpoint the last logged step (finishing_step keeps the weights in step with the log);
+    returns the one line that says what was kept."""
+    resume = f"python rl.py --resume --out {cfg.out}"
+    if cfg.stage == "collect":
+        return f"interrupted in collect, which keeps no checkpoint: {resume} starts it over"
+    log = read_jsonl(Path(cfg.out) / "log.jsonl") if is_main() else []
+    done = log[-1]["step"] if log else 0
+    if not done:
+        return f"interrupted in step 1, before any step finished: nothing to keep; {resume} starts it"
+    save_checkpoint(cfg, model, opt, done, done)
+    return f"interrupted in step {done + 1}: checkpoint saved at step {done}; {resume} continues from step {done + 1}"
 
 
 def run(cfg, reward_fn=None):
@@ -999,16 +1065,28 @@ def run(cfg, reward_fn=None):
     db, best = open_database(cfg, tasks)
     print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
           f"parameters, from step {start}, out {out}")
-    STAGES[cfg.stage](cfg, tasks, model, tok, opt, db, best, start, reward_fn)
+    try:
+        STAGES[cfg.stage](cfg, tasks, model, tok, opt, db, best, start, reward_fn)
+    except KeyboardInterrupt:
+        raise Interrupted(checkpoint_interrupted(cfg, model, opt)) from None
     if dist.is_initialized():  # leave together: a gloo rank exiting with its group alive can abort (SIGABRT)
         barrier()
         dist.destroy_process_group()
     return cfg
 
 
-if __name__ == "__main__":
-    config = parse_config(sys.argv[1:])
+def main(argv=None):
+    """The command line: errors and Ctrl-C end in one line on stderr (exit status 1, or 130 for Ctrl-C)."""
+    config = parse_config(argv)
     try:
         run(config)
     except (PolicyError, ConfigError, evaluator.TaskError) as err:
         sys.exit(f"cudal1: {err}")
+    except KeyboardInterrupt as err:
+        print("\n" * sys.stderr.isatty() + f"cudal1: {err or 'interrupted before the first step: nothing to keep'}",
+              file=sys.stderr, flush=True)  # on a line of its own, not after a progress bar
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -291,15 +291,147 @@ def test_resume_after_sigkill_is_exact(tmp_path, monkeypatch):
     assert proc.returncode == -signal.SIGKILL
     assert torch.load(killed / "ckpt.pt", weights_only=False)["step"] == 2  # step 3 is in the log, not the checkpoint
 
+    killed_log = read_log(killed)
     rl.run(rl.parse_config(["--resume", "--out", str(killed)]), reward_fn=toy_reward)
     a, b = read_log(straight), read_log(killed)
     assert [r["step"] for r in b] == [1, 2, 3, 4]
     assert untimed(a) == untimed(b)
+    assert read_log(killed / "redone") == killed_log[2:]  # step 3 as first logged, kept: resume redid it
     assert all(r["updated"] and r["mean_reward"] > 0 and r["grad_norm"] > 0 for r in a)
     sa, sb = same_checkpoints(straight, killed)
     assert sa["step"] == sb["step"] == 4
     model, _ = rl.load_policy(rl.Config(model="tiny", device="cpu", seed=3))
     assert any(not torch.equal(p, sa["model"][k]) for k, p in model.state_dict().items())  # training moved them
+
+
+SLOW_RELU = """import time
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        open({marker!r}, "a").close()  # the judge and this worker are running
+        time.sleep(0.5)
+        return x.clamp_min(0.0)
+"""
+
+CTRL_C_DRIVER = """
+import sys
+sys.path[:0] = [{repo!r}, {tests!r}]
+import rl
+
+if __name__ == "__main__":  # the evaluator's processes re-import this file
+    import functools
+    import evaluator, test_rl
+    from tqdm import tqdm
+    rl.tqdm = lambda *a, **kw: tqdm(*a, **dict(kw, disable=True))  # stderr: only what the run itself says
+    rl.build_prompt = test_rl.short_prompt
+    calls = []
+    def reward(task, completions):  # step 3 also evaluates a slow candidate: Ctrl-C comes while its judge runs
+        calls.append(task)
+        if len(calls) == 3:
+            evaluator.evaluate_many([(rl.load_tasks(rl.Config(task="cpu/relu"))[0][1], {slow!r})], progress=False)
+        return test_rl.toy_reward(task, completions)
+    rl.run = functools.partial(rl.run, reward_fn=reward)
+    rl.main(sys.argv[1:])
+"""
+
+
+def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatch):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during step 3, before the first checkpoint
+    (--ckpt-every 10), while an evaluator's judge runs: the run checkpoints step 2, says so in one line (no traceback
+    from it or from the judge) and exits 130; --resume goes on from step 3 and ends as a run never interrupted."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    straight, stopped, marker = tmp_path / "straight", tmp_path / "stopped", tmp_path / "judging"
+    flags = TOY + ["--steps", "4"]
+    rl.run(rl.parse_config(flags + ["--out", str(straight)]), reward_fn=toy_reward)
+    driver = tmp_path / "driver.py"
+    driver.write_text(CTRL_C_DRIVER.format(repo=str(REPO), tests=str(REPO / "tests"),
+                                           slow=SLOW_RELU.format(marker=str(marker))))
+    proc = subprocess.Popen([sys.executable, str(driver), *flags, "--out", str(stopped)],
+                            env=dict(os.environ, OMP_NUM_THREADS="1"), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.time() + 120
+        while not marker.exists():
+            assert proc.poll() is None, f"driver exited early: {proc.stderr.read()[-2000:]}"
+            assert time.time() < deadline, "the driver did not reach step 3's evaluation in time"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=60)[1]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode == 130 and len(lines) == 1, err
+    assert lines[0].startswith("cudal1: interrupted in step 3") and "--resume" in lines[0], err
+    assert torch.load(stopped / "ckpt.pt", weights_only=False)["step"] == 2 and len(read_log(stopped)) == 2
+    rl.run(rl.parse_config(["--resume", "--out", str(stopped)]), reward_fn=toy_reward)
+    assert untimed(read_log(straight)) == untimed(read_log(stopped))
+    same_checkpoints(straight, stopped)
+
+
+def test_ctrl_c_waits_for_the_weights_log_and_checkpoint_of_a_step():
+    """Inside finishing_step a SIGINT is held back and raised as KeyboardInterrupt on the way out: a Ctrl-C never
+    leaves weights updated but not logged."""
+    reached = []
+    with pytest.raises(KeyboardInterrupt):
+        with rl.finishing_step():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.1)
+            reached.append("the rest of the step")
+    assert reached == ["the rest of the step"]
+
+
+def run_then(tmp_path, monkeypatch, steps=3):
+    """A finished TOY run of `steps` steps in tmp_path/run (its last step checkpointed); returns the folder."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    out = tmp_path / "run"
+    rl.run(rl.parse_config(TOY + ["--steps", str(steps), "--out", str(out)]), reward_fn=toy_reward)
+    return out
+
+
+def test_resume_without_a_checkpoint_keeps_the_steps_it_redoes(tmp_path, monkeypatch, capsys):
+    """Killed before its first checkpoint (SIGKILL, a power cut: no ckpt.pt, 3 steps logged): --resume says in one
+    line that it starts at step 1 and where it kept the 3 records it redoes; the redone steps replay them."""
+    out = run_then(tmp_path, monkeypatch)
+    (out / "ckpt.pt").unlink()
+    first = read_log(out)
+    capsys.readouterr()
+    rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("resume:")]
+    assert len(said) == 1 and "no checkpoint" in said[0] and "redone" in said[0], said
+    assert read_log(out / "redone") == first
+    assert untimed(read_log(out)) == untimed(first)
+
+
+@pytest.mark.parametrize("name", ["log.jsonl", "exemplars.jsonl"])
+def test_resume_refuses_a_corrupt_line_amid_valid_ones(tmp_path, monkeypatch, name):
+    """One corrupt line in the middle of the log or the database: --resume refuses in one line naming it and
+    touches nothing (before: every later record dropped; the database cut from 23 entries to 8, best/ emptied)."""
+    out = run_then(tmp_path, monkeypatch)
+    with open(out / "exemplars.jsonl", "a") as f:  # a 9.3x kernel found at step 3, and its best/ file
+        f.write(json.dumps(dict(task="cpu/relu", code="# fast", score=9.3, step=3, meta={})) + "\n")
+    rl.write_best(rl.Config(out=str(out)), "cpu/relu", 9.3, "# fast", 3)
+    lines = (out / name).read_text().splitlines(True)
+    lines.insert(1, lines[0][:len(lines[0]) // 2] + "\n")
+    (out / name).write_text("".join(lines))
+    before = {f.relative_to(out): f.read_bytes() for f in out.rglob("*") if f.is_file() and f.suffix != ".json"}
+    with pytest.raises(rl.ConfigError, match=f"{name}:2: "):
+        rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
+    assert before == {f.relative_to(out): f.read_bytes() for f in out.rglob("*") if f.is_file() and f.suffix != ".json"}
+
+
+@pytest.mark.parametrize("keep", [0, 0.5], ids=["empty", "truncated"])
+def test_resume_with_a_broken_checkpoint_says_so(tmp_path, monkeypatch, keep):
+    out = run_then(tmp_path, monkeypatch, steps=1)
+    data = (out / "ckpt.pt").read_bytes()
+    (out / "ckpt.pt").write_bytes(data[:int(len(data) * keep)])
+    log = (out / "log.jsonl").read_bytes()
+    with pytest.raises(rl.ConfigError, match="ckpt.pt cannot be read"):
+        rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
+    assert (out / "log.jsonl").read_bytes() == log
 
 # ---------------------------------------------------------------------------- GRPO learns
 
