@@ -449,8 +449,9 @@ def pick_tasks(cfg, tasks, step):
 
 
 def write_best(cfg, name, speedup, code, step):
-    """OUT/best/<task with / as __>.py: the code under a header giving its measured speedup (rank 0 writes it)."""
-    if not is_main():
+    """OUT/best/<task with / as __>.py: the code under a header giving its measured speedup (rank 0 writes it), for
+    a kernel faster than the reference only: a task whose best is slower has no file there."""
+    if not is_main() or speedup <= 1:
         return
     path = Path(cfg.out) / "best" / (name.replace("/", "__") + ".py")
     path.parent.mkdir(exist_ok=True)
@@ -704,27 +705,27 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
                per_task=task_stats(batch, results) if results else {},
                status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
     append_log(cfg, rec)
-    top = f"{max(rec['best_speedup'].values()):.2f}x" if best else "-"
+    speedup, _, found = max(best.values(), key=lambda b: b[0]) if best else (None, None, None)
+    top = f"{speedup:.2f}x{' from --init-from' * (found == 0)}" if best else "-"  # step 0: the earlier stage's code
     print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%} | best {top} | "
           f"{times['step_s']:.1f} s/step", flush=True)
     return rec
 
 
-def save_plot(cfg):
-    """OUT/progress.png: reward, pass rate, best speedup and each task's mean speedup of its correct samples per step,
-    or sft's loss (skipped without matplotlib)."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
-    recs = read_jsonl(Path(cfg.out) / "log.jsonl")
-    if not recs:
-        return
+PLOT_EVERY_S = 10.0  # between checkpoints, progress.png is redrawn after a step at most this often (~0.5 s a plot)
+
+
+def progress_figure(recs):
+    """The figure of progress.png from log records: reward, pass rate, best speedup and each task's mean speedup of
+    its correct samples per step (speedups against a dashed line at 1.0x, the reference), or sft's loss."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
     steps = [r["step"] for r in recs]
-    curves = {"sft loss": {"": (steps, [r["loss"] for r in recs])}}  # an sft run logs a loss per step
-    if "mean_reward" in recs[0]:
+    if "mean_reward" not in recs[0]:  # an sft run logs a loss per step
+        curves = {"sft loss": {"": (steps, [r["loss"] for r in recs])}}
+    else:
         per_task = {}  # task -> ([step], [mean speedup of its correct samples])
         for r in recs:
             for name, t in r.get("per_task", {}).items():
@@ -735,16 +736,37 @@ def save_plot(cfg):
                   "pass rate": {"": (steps, [r["pass_rate"] for r in recs])},
                   "best speedup": {"": (steps, [max(r["best_speedup"].values(), default=float("nan")) for r in recs])},
                   "mean speedup of correct samples": per_task}
-    fig, axes = plt.subplots(1, len(curves), figsize=(4.4 * len(curves), 3.5), layout="tight", squeeze=False)
+    fig, axes = plt.subplots(1, len(curves), figsize=(4.4 * len(curves) + 2, 3.8), layout="constrained",
+                             squeeze=False)
     for ax, (title, lines) in zip(axes[0], curves.items()):
         for label, (xs, ys) in sorted(lines.items()):
             ax.plot(xs, ys, marker="." if len(xs) < 30 else None, label=label or None)
+        if "speedup" in title:
+            ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)  # the reference's speed
         ax.set(title=title, xlabel="step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
         if len(lines) > 1:
             ax.set_yscale("log")
-            ax.legend(fontsize=6)
-    fig.savefig(Path(cfg.out) / "progress.png")
-    plt.close(fig)
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))  # 0.1x 1x 10x, not 10^0
+            ax.yaxis.set_minor_formatter(NullFormatter())
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)  # beside the panel
+    return fig
+
+
+def save_plot(cfg, force=True):
+    """OUT/progress.png from the log; skipped without matplotlib and, unless forced, when drawn less than
+    PLOT_EVERY_S ago."""
+    import importlib.util
+    png = Path(cfg.out) / "progress.png"
+    if importlib.util.find_spec("matplotlib") is None or (
+            not force and png.exists() and time.time() - png.stat().st_mtime < PLOT_EVERY_S):
+        return
+    recs = read_jsonl(Path(cfg.out) / "log.jsonl")
+    if recs:
+        import matplotlib.pyplot as plt
+        fig = progress_figure(recs)
+        fig.savefig(png)
+        plt.close(fig)
 
 
 @contextmanager
@@ -767,16 +789,19 @@ def finishing_step():
 
 def save_checkpoint(cfg, model, opt, step, last):
     """At every ckpt_every-th step and at the last: OUT/ckpt.pt with weights, optimizer, RNG states, step; written to
-    a tmp file then renamed (never half-written). Rank 0 writes it: the ranks' weights are the same."""
-    if not is_main() or (step != last and not (cfg.ckpt_every and step % cfg.ckpt_every == 0)):
+    a tmp file then renamed (never half-written). After every step: progress.png (save_plot). Rank 0 writes them:
+    the ranks' weights are the same."""
+    if not is_main():
         return
-    state = dict(step=step, model=model.state_dict(), optim=opt.state_dict(),
-                 rng=dict(torch=torch.get_rng_state(), numpy=np.random.get_state(), python=random.getstate(),
-                          cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
-    path = Path(cfg.out) / "ckpt.pt"
-    torch.save(state, str(path) + ".tmp")
-    os.replace(str(path) + ".tmp", path)
-    save_plot(cfg)
+    due = step == last or bool(cfg.ckpt_every and step % cfg.ckpt_every == 0)
+    if due:
+        state = dict(step=step, model=model.state_dict(), optim=opt.state_dict(),
+                     rng=dict(torch=torch.get_rng_state(), numpy=np.random.get_state(), python=random.getstate(),
+                              cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
+        path = Path(cfg.out) / "ckpt.pt"
+        torch.save(state, str(path) + ".tmp")
+        os.replace(str(path) + ".tmp", path)
+    save_plot(cfg, force=due)
 
 
 def read_jsonl(path):
