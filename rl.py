@@ -12,10 +12,13 @@ What the RL stage does, each step
     completions per prompt -> ONE evaluator call for all of them -> speedup rewards (normalised, clipped) -> group
     advantages -> GRPO update (mu AdamW steps over grad_accum micro-batches) -> correct codes into the database ->
     one log line -> checkpoint. The run folder (--out) gets config.json, log.jsonl, exemplars.jsonl, ckpt.pt,
-    best/<task>.py (best kernel per task) and progress.png (when matplotlib is installed).
+    best/<task>.py (the task's fastest kernel, if faster than the reference) and progress.png (when matplotlib is
+    installed; after every step). Ctrl-C checkpoints the last finished step; a resume after a crash redoes the
+    steps past the checkpoint and keeps what they wrote in redone/.
 
 How to run
-    python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 --max-new-tokens 32  # CPU smoke
+    OMP_NUM_THREADS=1 python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 \
+        --max-new-tokens 32                      # CPU smoke run (on a CPU, one OpenMP thread per process is faster)
     python rl.py --task all --steps 200          # GPU + network: Qwen2.5-Coder-1.5B-Instruct on every task
     python rl.py --task all                      # no GPU or no network: the demo policy (bench/demo) on cpu/*
     python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
