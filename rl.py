@@ -846,21 +846,23 @@ def restore(cfg, model, opt):
         step = state["step"]
     if not is_main():
         return step
-    cut = {}
-    for name, recs in records.items():
-        kept = [r for r in recs if r.get("step", step + 1) <= step]  # collected.jsonl's records have no step
-        cut[name] = [r for r in recs if r.get("step", step + 1) > step]
-        if (out / name).exists():  # rewritten also when nothing is cut: a torn last line goes
-            (out / name).write_text("".join(json.dumps(r) + "\n" for r in kept))
+    cut = {name: [r for r in recs if r.get("step", step + 1) > step]  # collected.jsonl's records have no step
+           for name, recs in records.items()}
+    with finishing_step():  # a Ctrl-C here would leave records in neither place
+        if any(cut.values()):
+            (out / "redone").mkdir(exist_ok=True)
+            for name in [name for name, recs in cut.items() if recs]:
+                with open(out / "redone" / name, "a") as f:
+                    f.write("".join(json.dumps(r) + "\n" for r in cut[name]))
+        for name, recs in records.items():
+            if (out / name).exists():  # rewritten also when nothing is cut: a torn last line goes
+                (out / name).write_text("".join(json.dumps(r) + "\n" for r in recs if r.get("step", step + 1) <= step))
     if any(cut.values()):
-        (out / "redone").mkdir(exist_ok=True)
-        for name, recs in cut.items():
-            with open(out / "redone" / name, "a") as f:
-                f.write("".join(json.dumps(r) + "\n" for r in recs))
-        steps = sorted({r["step"] for r in cut["log.jsonl"]})
-        print(f"resume: {f'checkpoint at step {step}' if step else 'no checkpoint yet'}: redoing steps "
-              f"{f'{steps[0]}-{steps[-1]}' if steps else step + 1}; what they wrote ({len(cut['log.jsonl'])} log "
-              f"records, {len(cut['exemplars.jsonl'])} exemplars) is kept in {out / 'redone'}/", flush=True)
+        steps = sorted({r["step"] for r in cut["log.jsonl"]}) or [step + 1]
+        print(f"resume: {f'checkpoint at step {step}' if step else 'no checkpoint yet'}: redoing step"
+              f"{f's {steps[0]}-{steps[-1]}' if len(steps) > 1 else f' {steps[0]}'}; what they wrote first "
+              f"({len(cut['log.jsonl'])} log records, {len(cut['exemplars.jsonl'])} exemplars) is kept in "
+              f"{out / 'redone'}/", flush=True)
     for f in (out / "best").glob("*.py"):  # may hold winners of steps past the checkpoint: open_database rewrites it
         f.unlink()
     return step
@@ -1111,7 +1113,7 @@ def main(argv=None):
     except (PolicyError, ConfigError, evaluator.TaskError) as err:
         sys.exit(f"cudal1: {err}")
     except KeyboardInterrupt as err:
-        print("\n" * sys.stderr.isatty() + f"cudal1: {err or 'interrupted before the first step: nothing to keep'}",
+        print("\n" * sys.stderr.isatty() + f"cudal1: {err or 'interrupted before the first step'}",
               file=sys.stderr, flush=True)  # on a line of its own, not after a progress bar
         sys.exit(130)
 
