@@ -327,7 +327,14 @@ def grpo_loss(logp, old_logp, advantages, mask, *, ref_logp=None, variant="grpo"
 # ---------------------------------------------------------------------------- inspect a database
 
 if __name__ == "__main__":
-    db = ExemplarDB(sys.argv[1])
+    if len(sys.argv) != 2:
+        sys.exit("usage: python cudal1.py RUN/exemplars.jsonl  (what a run's exemplar database holds, per task)")
+    if not Path(sys.argv[1]).is_file():
+        sys.exit(f"cudal1.py: {sys.argv[1]}: no such file")
+    try:
+        db = ExemplarDB(sys.argv[1])
+    except ValueError as e:
+        sys.exit(f"cudal1.py: {e}")
     print(f"{len(db)} exemplars, {len(db.tasks())} tasks")
     for task in db.tasks():
         best = db.best(task)

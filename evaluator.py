@@ -1585,6 +1585,7 @@ def _quiet_broken_pipes(kind, value, tb):
 
 
 def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, env, logdir):
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a terminal's Ctrl-C reaches the judge too: end without a traceback
     _seal(secret=True)
     sys.excepthook = _quiet_broken_pipes
     torch.set_grad_enabled(False)

@@ -13,11 +13,13 @@ What the RL stage does, each step
     near-1 ones rounded to 1) -> speedup rewards (normalised, clipped) -> group advantages -> GRPO update (mu passes
     of `minibatches` AdamW steps, each over grad_accum micro-batches) -> correct codes into the database (a code seen
     before: its measurements combined) -> one log line -> checkpoint. The run folder (--out) gets config.json,
-    log.jsonl, exemplars.jsonl, ckpt.pt, best/<task>.py (best kernel per task, by combined score) and progress.png
-    (when matplotlib is installed).
+    log.jsonl, exemplars.jsonl, ckpt.pt, best/<task>.py (the task's best kernel by combined score, if faster than
+    the reference) and progress.png (when matplotlib is installed; after every step). Ctrl-C checkpoints the last
+    finished step; a resume after a crash redoes the steps past the checkpoint and keeps what they wrote in redone/.
 
 How to run
-    python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 --max-new-tokens 32  # CPU smoke
+    OMP_NUM_THREADS=1 python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 \
+        --max-new-tokens 32                      # CPU smoke run (on a CPU, one OpenMP thread per process is faster)
     python rl.py --task all --steps 200          # GPU + network: Qwen2.5-Coder-1.5B-Instruct on every task
     python rl.py --task all                      # no GPU or no network: the demo policy (bench/demo) on cpu/*
     python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
@@ -66,13 +68,16 @@ import argparse
 import inspect
 import json
 import os
+import pickle
 import random
 import re
+import signal
 import sys
+import threading
 import time
 import zlib
 from collections import Counter
-from contextlib import ExitStack, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from copy import copy
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -151,7 +156,7 @@ DEMO_POLICY = Path(__file__).resolve().parent / "bench" / "demo" / "policy"  # t
 
 
 class ConfigError(ValueError):
-    """A config value of the wrong type or out of range."""
+    """A config value of the wrong type or out of range, or a file it names that cannot be used as it is."""
 
 
 def check_config(cfg):
@@ -169,6 +174,13 @@ def check_config(cfg):
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
+    for name in ("lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip", "round_to_one",
+                 "eval_time_budget", "eval_jobs", "ckpt_every"):  # checked here, before the run folder exists
+        if getattr(cfg, name) < 0:
+            raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
+    for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout"):
+        if getattr(cfg, name) <= 0:
+            raise ConfigError(f"{name} must be > 0, got {getattr(cfg, name)}")
     if cfg.stage == "rl" and cfg.top_p < 1:
         raise ConfigError(f"top_p {cfg.top_p} samples a truncated distribution that the GRPO loss does not score "
                           "(its ratios compare whole distributions): use --top-p 1 with --stage rl")
@@ -200,7 +212,8 @@ def field_comments():
 
 
 def parse_config(argv=None):
-    """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given."""
+    """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given.
+    cfg.given (not a field) names the flags the command line set: the fallback to the demo policy leaves them alone."""
     p = argparse.ArgumentParser(description="CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL)",
                                 allow_abbrev=False, argument_default=argparse.SUPPRESS)
     comments, defaults = field_comments(), Config()
@@ -210,28 +223,44 @@ def parse_config(argv=None):
                        help=f"{comments.get(f.name, '')} (default: {getattr(defaults, f.name)!r})", **kw)
     given = vars(p.parse_args(argv))
     try:
-        if given.get("resume"):
-            if not given.get("out"):
-                p.error("--resume needs --out DIR, the run folder to continue")
-            return check_config(replace(load_config(Path(given["out"]) / "config.json"), **given))
-        return check_config(Config(**given))
+        if given.get("resume") and not given.get("out"):
+            raise ConfigError("--resume needs --out DIR, the run folder to continue")
+        cfg = check_config(replace(load_config(Path(given["out"]) / "config.json"), **given) if given.get("resume")
+                           else Config(**given))
     except ConfigError as e:
-        p.error(str(e))
+        p.exit(2, f"{p.prog}: error: {e}\n")  # one line: the usage of 47 flags would bury it
+    cfg.given = frozenset(given)
+    return cfg
+
+
+def given_fields(cfg):
+    """The fields set on purpose: the command line's flags (parse_config's cfg.given), or for a Config built in
+    Python, the fields that differ from their defaults."""
+    if hasattr(cfg, "given"):
+        return cfg.given
+    return {f.name for f in fields(Config) if getattr(cfg, f.name) != getattr(Config(), f.name)}
 
 
 def load_config(path):
     """The Config saved in a run's config.json (ConfigError if missing, unknown or mistyped fields)."""
     if not Path(path).is_file():
         raise ConfigError(f"{path} does not exist: nothing to resume")
-    saved = json.loads(Path(path).read_text())
+    try:
+        saved = json.loads(Path(path).read_text())
+    except ValueError as e:
+        raise ConfigError(f"{path} is not valid JSON ({e}): restore it, or start a new --out") from None
+    if not isinstance(saved, dict):
+        raise ConfigError(f"{path} holds no config (a JSON object of Config fields): restore it, or start a new --out")
     unknown = set(saved) - {f.name for f in fields(Config)}
     if unknown:
         raise ConfigError(f"{path}: unknown config fields {sorted(unknown)}")
     return check_config(Config(**saved))
 
 
-def resolve_config(cfg):
-    """Fill the automatic fields (device, out, model) so that config.json holds the values actually used."""
+def resolve_config(cfg, given=None):
+    """Fill the automatic fields (device, out, model) so that config.json holds the values actually used.
+    given: the fields set on purpose (default given_fields(cfg)), which the fallback to the demo policy keeps."""
+    given = given_fields(cfg) if given is None else given
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
@@ -244,9 +273,9 @@ def resolve_config(cfg):
     if cfg.model:
         return cfg
     if device == "cpu":
-        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU")
+        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU", given)
     if not (hub_reachable() or hub_cached(DEFAULT_MODEL)):  # say so at once, not after the hub client's retries
-        return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}")
+        return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}", given)
     return replace(cfg, model=DEFAULT_MODEL)
 
 
@@ -270,17 +299,19 @@ def hub_cached(model_id):
     return isinstance(try_to_load_from_cache(model_id, "config.json"), str)
 
 
-def fallback_to_demo(cfg, why):
+def fallback_to_demo(cfg, why, given):
     """Say in one line why the default model is not used, and run the shipped demo policy (the tiny model after
     sft + ssl on bench/demo/stage1.jsonl: weights and exemplars as --init-from) on the CPU tasks instead, with the
-    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field still at its default."""
+    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field not in given (the flags set on purpose).
+    --stage sft falls back too (collect's default policy, whose data sft trains on), and says so."""
     task = "cpu/*" if cfg.task == "all" else cfg.task
-    flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items()
-             if getattr(cfg, k) == getattr(Config(), k)}  # flags the user gave win
-    shown = " ".join(f"--{'no-' * (v is False)}{k.replace('_', '-')}{'' if isinstance(v, bool) else f' {v}'}"
-                     for k, v in flags.items())
+    flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items() if k not in given}
+    shown = "".join(f" --{'no-' * (v is False)}{k.replace('_', '-')}{'' if isinstance(v, bool) else f' {v}'}"
+                    for k, v in flags.items())
+    what = (f"--stage sft trains it on --data {cfg.data} (--model NAME trains another)" if cfg.stage == "sft"
+            else f"on --task {task}")
     print(f"cudal1: {why}: falling back to the demo policy (--model tiny --init-from bench/demo/policy, trained on "
-          f"CPU kernels; {shown}) on --task {task} with --device cpu")
+          f"CPU kernels{';' * bool(flags)}{shown}) {what} with --device cpu")
     return replace(cfg, model="tiny", init_from=str(DEMO_POLICY), device="cpu", task=task, **flags)
 
 
@@ -460,8 +491,9 @@ def pick_tasks(cfg, tasks, step):
 
 
 def write_best(cfg, name, speedup, code, step):
-    """OUT/best/<task with / as __>.py: the code under a header giving its measured speedup (rank 0 writes it)."""
-    if not is_main():
+    """OUT/best/<task with / as __>.py: the code under a header giving its measured speedup (rank 0 writes it), for
+    a kernel faster than the reference only: a task whose best is slower has no file there."""
+    if not is_main() or speedup <= 1:
         return
     path = Path(cfg.out) / "best" / (name.replace("/", "__") + ".py")
     path.parent.mkdir(exist_ok=True)
@@ -790,27 +822,27 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
                per_task=task_stats(batch, results) if results else {},
                status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
     append_log(cfg, rec)
-    top = f"{max(rec['best_speedup'].values()):.2f}x" if best else "-"
+    speedup, _, found = max(best.values(), key=lambda b: b[0]) if best else (None, None, None)
+    top = f"{speedup:.2f}x{' from --init-from' * (found == 0)}" if best else "-"  # step 0: the earlier stage's code
     print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%} | best {top} | "
           f"{times['step_s']:.1f} s/step", flush=True)
     return rec
 
 
-def save_plot(cfg):
-    """OUT/progress.png: reward, pass rate, best speedup and each task's mean speedup of its correct samples per step,
-    or sft's loss (skipped without matplotlib)."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
-    recs = read_jsonl(Path(cfg.out) / "log.jsonl")
-    if not recs:
-        return
+PLOT_EVERY_S = 10.0  # between checkpoints, progress.png is redrawn after a step at most this often (~0.5 s a plot)
+
+
+def progress_figure(recs):
+    """The figure of progress.png from log records: reward, pass rate, best speedup and each task's mean speedup of
+    its correct samples per step (speedups against a dashed line at 1.0x, the reference), or sft's loss."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
     steps = [r["step"] for r in recs]
-    curves = {"sft loss": {"": (steps, [r["loss"] for r in recs])}}  # an sft run logs a loss per step
-    if "mean_reward" in recs[0]:
+    if "mean_reward" not in recs[0]:  # an sft run logs a loss per step
+        curves = {"sft loss": {"": (steps, [r["loss"] for r in recs])}}
+    else:
         per_task = {}  # task -> ([step], [mean speedup of its correct samples])
         for r in recs:
             for name, t in r.get("per_task", {}).items():
@@ -821,49 +853,103 @@ def save_plot(cfg):
                   "pass rate": {"": (steps, [r["pass_rate"] for r in recs])},
                   "best speedup": {"": (steps, [max(r["best_speedup"].values(), default=float("nan")) for r in recs])},
                   "mean speedup of correct samples": per_task}
-    fig, axes = plt.subplots(1, len(curves), figsize=(4.4 * len(curves), 3.5), layout="tight", squeeze=False)
+    fig, axes = plt.subplots(1, len(curves), figsize=(4.4 * len(curves) + 2, 3.8), layout="constrained",
+                             squeeze=False)
     for ax, (title, lines) in zip(axes[0], curves.items()):
         for label, (xs, ys) in sorted(lines.items()):
             ax.plot(xs, ys, marker="." if len(xs) < 30 else None, label=label or None)
+        if "speedup" in title:
+            ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)  # the reference's speed
         ax.set(title=title, xlabel="step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
         if len(lines) > 1:
             ax.set_yscale("log")
-            ax.legend(fontsize=6)
-    fig.savefig(Path(cfg.out) / "progress.png")
-    plt.close(fig)
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))  # 0.1x 1x 10x, not 10^0
+            ax.yaxis.set_minor_formatter(NullFormatter())
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)  # beside the panel
+    return fig
+
+
+def save_plot(cfg, force=True):
+    """OUT/progress.png from the log; skipped without matplotlib and, unless forced, when drawn less than
+    PLOT_EVERY_S ago."""
+    import importlib.util
+    png = Path(cfg.out) / "progress.png"
+    if importlib.util.find_spec("matplotlib") is None or (
+            not force and png.exists() and time.time() - png.stat().st_mtime < PLOT_EVERY_S):
+        return
+    recs = read_jsonl(Path(cfg.out) / "log.jsonl")
+    if recs:
+        import matplotlib.pyplot as plt
+        fig = progress_figure(recs)
+        fig.savefig(png)
+        plt.close(fig)
+
+
+@contextmanager
+def finishing_step():
+    """Hold Ctrl-C back while a step changes the weights, the database, the log and the checkpoint; raise it after.
+    An interrupt then lands in generate or evaluate, never half-way through an update: the weights are always those
+    of the last logged step, which is what run() checkpoints on Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread handles signals
+        yield
+        return
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held and callable(previous):
+        previous(signal.SIGINT, None)  # Python's own handler: raises KeyboardInterrupt
 
 
 def save_checkpoint(cfg, model, opt, step, last):
     """At every ckpt_every-th step and at the last: OUT/ckpt.pt with weights, optimizer, RNG states, step; written to
-    a tmp file then renamed (never half-written). Rank 0 writes it: the ranks' weights are the same."""
-    if not is_main() or (step != last and not (cfg.ckpt_every and step % cfg.ckpt_every == 0)):
+    a tmp file then renamed (never half-written). After every step: progress.png (save_plot). Rank 0 writes them:
+    the ranks' weights are the same."""
+    if not is_main():
         return
-    state = dict(step=step, model=model.state_dict(), optim=opt.state_dict(),
-                 rng=dict(torch=torch.get_rng_state(), numpy=np.random.get_state(), python=random.getstate(),
-                          cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
-    path = Path(cfg.out) / "ckpt.pt"
-    torch.save(state, str(path) + ".tmp")
-    os.replace(str(path) + ".tmp", path)
-    save_plot(cfg)
+    due = step == last or bool(cfg.ckpt_every and step % cfg.ckpt_every == 0)
+    if due:
+        state = dict(step=step, model=model.state_dict(), optim=opt.state_dict(),
+                     rng=dict(torch=torch.get_rng_state(), numpy=np.random.get_state(), python=random.getstate(),
+                              cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
+        path = Path(cfg.out) / "ckpt.pt"
+        torch.save(state, str(path) + ".tmp")
+        os.replace(str(path) + ".tmp", path)
+    save_plot(cfg, force=due)
 
 
 def read_jsonl(path):
-    """Records of a JSONL file; a torn last line (crash mid-write) is dropped."""
+    """Records of a JSONL file; a torn last line (crash mid-write) is dropped, a corrupt line amid valid ones is a
+    ConfigError (dropping it, or everything after it, would lose records without a word)."""
+    lines = Path(path).read_text().splitlines() if Path(path).exists() else []
     recs = []
-    for line in Path(path).read_text().splitlines() if Path(path).exists() else []:
+    for i, line in enumerate(lines):
         try:
             recs.append(json.loads(line))
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as e:
+            if any(rest.strip() for rest in lines[i + 1:]):
+                raise ConfigError(f"{path}:{i + 1}: not a JSON record, amid valid ones ({e.msg}): repair or delete "
+                                  "that line, then try again") from None
             break
     return recs
 
 
 def restore(cfg, model, opt):
-    """Load OUT/ckpt.pt if there is one, cut log and database back to its step (a crash may have run past it);
-    under torchrun every rank loads, rank 0 alone cuts."""
+    """Load OUT/ckpt.pt if there is one, cut log, database (and collect's records: collect keeps no checkpoint)
+    back to its step: the steps a crash ran past it are redone, and what they wrote is appended to OUT/redone/,
+    said in one line. A corrupt record amid the files or an unreadable ckpt.pt is a ConfigError, before anything
+    changes. Under torchrun every rank loads, rank 0 alone cuts."""
     out, step = Path(cfg.out), 0
+    records = {name: read_jsonl(out / name) for name in ("log.jsonl", "exemplars.jsonl", "collected.jsonl")}
     if (out / "ckpt.pt").exists():
-        state = torch.load(out / "ckpt.pt", map_location=cfg.device, weights_only=False)  # our own file
+        try:
+            state = torch.load(out / "ckpt.pt", map_location=cfg.device, weights_only=False)  # our own file
+        except (RuntimeError, EOFError, OSError, pickle.UnpicklingError) as e:
+            raise ConfigError(f"{out / 'ckpt.pt'} cannot be read ({type(e).__name__}: {str(e)[:60]}; truncated?): "
+                              "restore it, or delete it to redo the run from step 1") from None
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optim"])
         torch.set_rng_state(state["rng"]["torch"])
@@ -874,10 +960,24 @@ def restore(cfg, model, opt):
         step = state["step"]
     if not is_main():
         return step
-    for name in ("log.jsonl", "exemplars.jsonl"):
-        kept = [r for r in read_jsonl(out / name) if r["step"] <= step]
-        (out / name).write_text("".join(json.dumps(r) + "\n" for r in kept))
-    for f in (out / "best").glob("*.py"):  # may hold winners of steps past the checkpoint
+    cut = {name: [r for r in recs if r.get("step", step + 1) > step]  # collected.jsonl's records have no step
+           for name, recs in records.items()}
+    with finishing_step():  # a Ctrl-C here would leave records in neither place
+        if any(cut.values()):
+            (out / "redone").mkdir(exist_ok=True)
+            for name in [name for name, recs in cut.items() if recs]:
+                with open(out / "redone" / name, "a") as f:
+                    f.write("".join(json.dumps(r) + "\n" for r in cut[name]))
+        for name, recs in records.items():
+            if (out / name).exists():  # rewritten also when nothing is cut: a torn last line goes
+                (out / name).write_text("".join(json.dumps(r) + "\n" for r in recs if r.get("step", step + 1) <= step))
+    if any(cut.values()):
+        steps = sorted({r["step"] for r in cut["log.jsonl"]}) or [step + 1]
+        print(f"resume: {f'checkpoint at step {step}' if step else 'no checkpoint yet'}: redoing step"
+              f"{f's {steps[0]}-{steps[-1]}' if len(steps) > 1 else f' {steps[0]}'}; what they wrote first "
+              f"({len(cut['log.jsonl'])} log records, {len(cut['exemplars.jsonl'])} exemplars) is kept in "
+              f"{out / 'redone'}/", flush=True)
+    for f in (out / "best").glob("*.py"):  # may hold winners of steps past the checkpoint: open_database rewrites it
         f.unlink()
     return step
 
@@ -1012,11 +1112,12 @@ def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         chosen = [examples[i] for i in batch]
         if cfg.sft_contrastive:
             chosen += [e for i in batch for e in contrastive_example(cfg, db, tok, records[i], examples[i], step, i)]
-        stats = sft_step(cfg, model, opt, chosen)
-        append_log(cfg, dict(step=step, **stats, step_s=time.perf_counter() - t0))
-        print(f"step {step:4d} | loss {stats['loss']:.4f} | {stats['tokens']} tokens | "
-              f"{time.perf_counter() - t0:.1f} s/step", flush=True)
-        save_checkpoint(cfg, model, opt, step, cfg.steps)
+        with finishing_step():  # a Ctrl-C waits for this step's update, log and checkpoint
+            stats = sft_step(cfg, model, opt, chosen)
+            append_log(cfg, dict(step=step, **stats, step_s=time.perf_counter() - t0))
+            print(f"step {step:4d} | loss {stats['loss']:.4f} | {stats['tokens']} tokens | "
+                  f"{time.perf_counter() - t0:.1f} s/step", flush=True)
+            save_checkpoint(cfg, model, opt, step, cfg.steps)
 
 
 def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
@@ -1031,14 +1132,15 @@ def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None)
         results = measure(cfg, tasks, rollouts, CORRECTNESS_ONLY)  # successes timed again in full
         t2 = time.perf_counter()
         wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
-        steps = [sft_step(cfg, model, opt, [wins[i] for i in b]) for b in epoch_batches(cfg, len(wins), rnd)]
-        stats = dict(loss=float(np.mean([s["loss"] for s in steps])) if steps else None, kept=len(wins),
-                     tokens=sum(s["tokens"] for s in steps), updated=bool(steps))
-        t3 = time.perf_counter()
-        record_winners(cfg, db, best, tasks, rollouts, results, rnd)
-        raw = np.array([float(is_success(res)) for res in results])  # the reward of stage 2: 1 or 0
-        log_step(cfg, rnd, tasks, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
-        save_checkpoint(cfg, model, opt, rnd, cfg.ssl_rounds)
+        with finishing_step():  # a Ctrl-C waits for this round's updates, database, log and checkpoint
+            steps = [sft_step(cfg, model, opt, [wins[i] for i in b]) for b in epoch_batches(cfg, len(wins), rnd)]
+            stats = dict(loss=float(np.mean([s["loss"] for s in steps])) if steps else None, kept=len(wins),
+                         tokens=sum(s["tokens"] for s in steps), updated=bool(steps))
+            t3 = time.perf_counter()
+            record_winners(cfg, db, best, tasks, rollouts, results, rnd)
+            raw = np.array([float(is_success(res)) for res in results])  # the reward of stage 2: 1 or 0
+            log_step(cfg, rnd, tasks, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
+            save_checkpoint(cfg, model, opt, rnd, cfg.ssl_rounds)
 
 
 def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
@@ -1055,11 +1157,12 @@ def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         adv = group_advantages(torch.tensor(rewards).view(len(batch), cfg.group_size),  # (B, G)
                                std_normalize=cfg.std_normalize,
                                std_floor=cfg.adv_std_floor).flatten().float()           # (B * G,)
-        stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
-        t3 = time.perf_counter()
-        record_winners(cfg, db, best, batch, rollouts, results, step)
-        log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
-        save_checkpoint(cfg, model, opt, step, cfg.steps)
+        with finishing_step():  # a Ctrl-C waits for this step's update, database, log and checkpoint
+            stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
+            t3 = time.perf_counter()
+            record_winners(cfg, db, best, batch, rollouts, results, step)
+            log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
+            save_checkpoint(cfg, model, opt, step, cfg.steps)
 
 
 STAGES = {"collect": collect, "sft": supervised, "ssl": self_supervise, "rl": reinforce}
@@ -1067,10 +1170,29 @@ STAGES = {"collect": collect, "sft": supervised, "ssl": self_supervise, "rl": re
 # ---------------------------------------------------------------------------- run
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, after the run checkpointed its last finished step; the message says so and how to go on."""
+
+
+def checkpoint_interrupted(cfg, model, opt):
+    """After a Ctrl-C: checkpoint the last logged step (finishing_step keeps the weights in step with the log);
+    returns the one line that says what was kept."""
+    resume = f"python rl.py --resume --out {cfg.out}"
+    if cfg.stage == "collect":
+        return f"interrupted in collect, which keeps no checkpoint: {resume} starts it over"
+    log = read_jsonl(Path(cfg.out) / "log.jsonl") if is_main() else []
+    done = log[-1]["step"] if log else 0
+    if not done:
+        return f"interrupted in step 1, before any step finished: nothing to keep; {resume} starts it"
+    save_checkpoint(cfg, model, opt, done, done)
+    return f"interrupted in step {done + 1}: checkpoint saved at step {done}; {resume} continues from step {done + 1}"
+
+
 def run(cfg, reward_fn=None):
     """The whole job: config, tasks, policy, run folder, optimizer, database; then --stage.
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
-    auto_model, cfg = not (cfg.model or cfg.init_from), resolve_config(check_config(cfg))
+    auto_model, given = not (cfg.model or cfg.init_from), given_fields(cfg)
+    cfg = resolve_config(check_config(cfg), given)
     cfg = init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
     out = Path(cfg.out)
     if not cfg.resume and (out / "log.jsonl").exists():
@@ -1084,7 +1206,7 @@ def run(cfg, reward_fn=None):
     except PolicyError as e:
         if not auto_model or dist.is_initialized():  # under torchrun the process group is already on cfg.device
             raise
-        cfg = fallback_to_demo(cfg, str(e).splitlines()[0])
+        cfg = fallback_to_demo(cfg, str(e).splitlines()[0], given)
         tasks, (model, tok) = load_tasks(cfg), initial_policy(cfg)
     out.mkdir(parents=True, exist_ok=True)
     if is_main():
@@ -1097,16 +1219,28 @@ def run(cfg, reward_fn=None):
     db, best = open_database(cfg, tasks)
     print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
           f"parameters, from step {start}, out {out}")
-    STAGES[cfg.stage](cfg, tasks, model, tok, opt, db, best, start, reward_fn)
+    try:
+        STAGES[cfg.stage](cfg, tasks, model, tok, opt, db, best, start, reward_fn)
+    except KeyboardInterrupt:
+        raise Interrupted(checkpoint_interrupted(cfg, model, opt)) from None
     if dist.is_initialized():  # leave together: a gloo rank exiting with its group alive can abort (SIGABRT)
         barrier()
         dist.destroy_process_group()
     return cfg
 
 
-if __name__ == "__main__":
-    config = parse_config(sys.argv[1:])
+def main(argv=None):
+    """The command line: errors and Ctrl-C end in one line on stderr (exit status 1, or 130 for Ctrl-C)."""
+    config = parse_config(argv)
     try:
         run(config)
     except (PolicyError, ConfigError, evaluator.TaskError) as err:
         sys.exit(f"cudal1: {err}")
+    except KeyboardInterrupt as err:
+        print("\n" * sys.stderr.isatty() + f"cudal1: {err or 'interrupted before the first step'}",
+              file=sys.stderr, flush=True)  # on a line of its own, not after a progress bar
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -311,6 +311,25 @@ def test_db_last_line_without_newline_is_kept(tmp_path):
     assert [e.code for e in ExemplarDB(path).entries("t")] == ["a", "b"]
 
 
+@pytest.mark.parametrize("args, says", [([], "usage: python cudal1.py RUN/exemplars.jsonl"),
+                                        (["no/such/exemplars.jsonl"], "no/such/exemplars.jsonl: no such file"),
+                                        (["corrupt.jsonl"], "corrupt.jsonl:2: corrupt line")],
+                         ids=["no-argument", "missing-file", "corrupt-line"])
+def test_cli_errors_are_one_line(tmp_path, args, says):
+    """`python cudal1.py` without its argument, with a missing file or a corrupt one: one line on stderr, exit 1
+    (not an IndexError, nor "0 exemplars" for a file that is not there); a good file prints its tasks."""
+    import subprocess
+    cli = [sys.executable, str(Path(__file__).resolve().parents[1] / "cudal1.py")]
+    (tmp_path / "corrupt.jsonl").write_text('{"task": "t", "code": "a", "score": 1.5}\n{broken\n'
+                                            '{"task": "t", "code": "b", "score": 2.5}\n')
+    bad = subprocess.run(cli + args, cwd=tmp_path, capture_output=True, text=True)
+    lines = bad.stderr.strip().splitlines()
+    assert bad.returncode == 1 and len(lines) == 1 and says in lines[0], bad.stderr
+    (tmp_path / "good.jsonl").write_text('{"task": "t", "code": "a", "score": 1.5}\n')
+    good = subprocess.run(cli + ["good.jsonl"], cwd=tmp_path, capture_output=True, text=True)
+    assert good.returncode == 0 and good.stdout.startswith("1 exemplars, 1 tasks"), good.stderr
+
+
 def test_db_reload_reproduces_samples(tmp_path):
     path = tmp_path / "exemplars.jsonl"
     db = ExemplarDB(path)

@@ -127,6 +127,47 @@ def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monke
     assert rl.resolve_config(rl.parse_config([])).model == rl.DEFAULT_MODEL
 
 
+@pytest.mark.parametrize("argv", [["--task", "all", "--contrastive", "--lr", "1e-6", "--temperature", "1.0"],
+                                  ["--lr=1e-6", "--contrastive", "--temperature=1"]])
+def test_flags_given_win_over_the_demo_policys_flags(capsys, monkeypatch, argv):
+    """The fallback's flags (bench/demo/policy/flags.json) fill only the flags not given, also those given at their
+    default value (--contrastive, --lr 1e-6, --temperature 1.0 are the defaults); the line names only those it set."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cfg = rl.resolve_config(rl.parse_config(argv))
+    assert (cfg.contrastive, cfg.lr, cfg.temperature) == (True, 1e-6, 1.0)
+    assert (cfg.mu, cfg.fail_reward, cfg.model) == (2, -1.0, "tiny")  # the demo's flags for the rest
+    [line] = capsys.readouterr().out.strip().splitlines()
+    assert "--mu 2" in line and not any(f in line for f in ("contrastive", "--lr", "--temperature"))
+
+
+def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cfg = rl.resolve_config(rl.parse_config(["--stage", "sft", "--data", "d.jsonl"]))
+    assert (cfg.model, cfg.init_from) == ("tiny", str(rl.DEMO_POLICY))
+    [line] = capsys.readouterr().out.strip().splitlines()
+    assert "--stage sft trains it on --data d.jsonl" in line and "--model" in line and "--task" not in line
+
+
+@pytest.mark.parametrize("argv", [["--lr", "-1"], ["--weight-decay", "-0.1"], ["--eps-low", "-0.2"],
+                                  ["--ckpt-every", "-1"], ["--group-size", "0"]])
+def test_a_bad_value_is_one_line_before_any_folder(capsys, tmp_path, argv):
+    """A value AdamW (or the loop) would refuse stops at parsing, in one line, before the run folder exists."""
+    with pytest.raises(SystemExit) as e:
+        rl.parse_config(argv + ["--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and argv[0][2:].replace("-", "_") in err[0], err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("text", ["{\"steps\": 3,", "", "[1, 2]"], ids=["torn", "empty", "not-a-dict"])
+def test_resume_with_a_corrupt_config_json_is_one_line(capsys, tmp_path, text):
+    (tmp_path / "config.json").write_text(text)
+    with pytest.raises(SystemExit) as e:
+        rl.parse_config(["--resume", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "config.json" in err[0], err
+
+
 def test_missing_local_model_says_what_to_do():
     with pytest.raises(rl.PolicyError, match="--model tiny"):
         rl.load_policy(rl.Config(model="./no/such/model", device="cpu"))
@@ -263,15 +304,176 @@ def test_resume_after_sigkill_is_exact(tmp_path, monkeypatch):
     assert proc.returncode == -signal.SIGKILL
     assert torch.load(killed / "ckpt.pt", weights_only=False)["step"] == 2  # step 3 is in the log, not the checkpoint
 
+    killed_log = read_log(killed)
     rl.run(rl.parse_config(["--resume", "--out", str(killed)]), reward_fn=toy_reward)
     a, b = read_log(straight), read_log(killed)
     assert [r["step"] for r in b] == [1, 2, 3, 4]
     assert untimed(a) == untimed(b)
+    assert read_log(killed / "redone") == killed_log[2:]  # step 3 as first logged, kept: resume redid it
     assert all(r["updated"] and r["mean_reward"] > 0 and r["grad_norm"] > 0 for r in a)
     sa, sb = same_checkpoints(straight, killed)
     assert sa["step"] == sb["step"] == 4
     model, _ = rl.load_policy(rl.Config(model="tiny", device="cpu", seed=3))
     assert any(not torch.equal(p, sa["model"][k]) for k, p in model.state_dict().items())  # training moved them
+
+
+SLOW_RELU = """import time
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        open({marker!r}, "a").close()  # the judge and this worker are running
+        time.sleep(0.5)
+        return x.clamp_min(0.0)
+"""
+
+CTRL_C_DRIVER = """
+import sys
+sys.path[:0] = [{repo!r}, {tests!r}]
+import rl
+
+if __name__ == "__main__":  # the evaluator's processes re-import this file
+    import functools
+    import evaluator, test_rl
+    from tqdm import tqdm
+    rl.tqdm = lambda *a, **kw: tqdm(*a, **dict(kw, disable=True))  # stderr: only what the run itself says
+    rl.build_prompt = test_rl.short_prompt
+    calls = []
+    def reward(task, completions):  # step 3 also evaluates a slow candidate: Ctrl-C comes while its judge runs
+        calls.append(task)
+        if len(calls) == 3:
+            evaluator.evaluate_many([(rl.load_tasks(rl.Config(task="cpu/relu"))[0][1], {slow!r})], progress=False)
+        return test_rl.toy_reward(task, completions)
+    rl.run = functools.partial(rl.run, reward_fn=reward)
+    rl.main(sys.argv[1:])
+"""
+
+
+def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatch):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during step 3, before the first checkpoint
+    (--ckpt-every 10), while an evaluator's judge runs: the run checkpoints step 2, says so in one line (no traceback
+    from it or from the judge) and exits 130; --resume goes on from step 3 and ends as a run never interrupted."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    straight, stopped, marker = tmp_path / "straight", tmp_path / "stopped", tmp_path / "judging"
+    flags = TOY + ["--steps", "4"]
+    rl.run(rl.parse_config(flags + ["--out", str(straight)]), reward_fn=toy_reward)
+    driver = tmp_path / "driver.py"
+    driver.write_text(CTRL_C_DRIVER.format(repo=str(REPO), tests=str(REPO / "tests"),
+                                           slow=SLOW_RELU.format(marker=str(marker))))
+    proc = subprocess.Popen([sys.executable, str(driver), *flags, "--out", str(stopped)],
+                            env=dict(os.environ, OMP_NUM_THREADS="1"), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.time() + 120
+        while not marker.exists():
+            assert proc.poll() is None, f"driver exited early: {proc.stderr.read()[-2000:]}"
+            assert time.time() < deadline, "the driver did not reach step 3's evaluation in time"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=60)[1]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode == 130 and len(lines) == 1, err
+    assert lines[0].startswith("cudal1: interrupted in step 3") and "--resume" in lines[0], err
+    assert torch.load(stopped / "ckpt.pt", weights_only=False)["step"] == 2 and len(read_log(stopped)) == 2
+    rl.run(rl.parse_config(["--resume", "--out", str(stopped)]), reward_fn=toy_reward)
+    assert untimed(read_log(straight)) == untimed(read_log(stopped))
+    same_checkpoints(straight, stopped)
+
+
+def test_ctrl_c_waits_for_the_weights_log_and_checkpoint_of_a_step():
+    """Inside finishing_step a SIGINT is held back and raised as KeyboardInterrupt on the way out: a Ctrl-C never
+    leaves weights updated but not logged."""
+    reached = []
+    with pytest.raises(KeyboardInterrupt):
+        with rl.finishing_step():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.1)
+            reached.append("the rest of the step")
+    assert reached == ["the rest of the step"]
+
+
+def run_then(tmp_path, monkeypatch, steps=3):
+    """A finished TOY run of `steps` steps in tmp_path/run (its last step checkpointed); returns the folder."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    out = tmp_path / "run"
+    rl.run(rl.parse_config(TOY + ["--steps", str(steps), "--out", str(out)]), reward_fn=toy_reward)
+    return out
+
+
+def test_resume_without_a_checkpoint_keeps_the_steps_it_redoes(tmp_path, monkeypatch, capsys):
+    """Killed before its first checkpoint (SIGKILL, a power cut: no ckpt.pt, 3 steps logged): --resume says in one
+    line that it starts at step 1 and where it kept the 3 records it redoes; the redone steps replay them."""
+    out = run_then(tmp_path, monkeypatch)
+    (out / "ckpt.pt").unlink()
+    first = read_log(out)
+    capsys.readouterr()
+    rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("resume:")]
+    assert len(said) == 1 and "no checkpoint" in said[0] and "redone" in said[0], said
+    assert read_log(out / "redone") == first
+    assert untimed(read_log(out)) == untimed(first)
+
+
+@pytest.mark.parametrize("name", ["log.jsonl", "exemplars.jsonl"])
+def test_resume_refuses_a_corrupt_line_amid_valid_ones(tmp_path, monkeypatch, name):
+    """One corrupt line in the middle of the log or the database: --resume refuses in one line naming it and
+    touches nothing (before: every later record dropped; the database cut from 23 entries to 8, best/ emptied)."""
+    out = run_then(tmp_path, monkeypatch)
+    with open(out / "exemplars.jsonl", "a") as f:  # a 9.3x kernel found at step 3, and its best/ file
+        f.write(json.dumps(dict(task="cpu/relu", code="# fast", score=9.3, step=3, meta={})) + "\n")
+    rl.write_best(rl.Config(out=str(out)), "cpu/relu", 9.3, "# fast", 3)
+    lines = (out / name).read_text().splitlines(True)
+    lines.insert(1, lines[0][:len(lines[0]) // 2] + "\n")
+    (out / name).write_text("".join(lines))
+    before = {f.relative_to(out): f.read_bytes() for f in out.rglob("*") if f.is_file() and f.suffix != ".json"}
+    with pytest.raises(rl.ConfigError, match=f"{name}:2: "):
+        rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
+    assert before == {f.relative_to(out): f.read_bytes() for f in out.rglob("*") if f.is_file() and f.suffix != ".json"}
+
+
+@pytest.mark.parametrize("keep", [0, 0.5], ids=["empty", "truncated"])
+def test_resume_with_a_broken_checkpoint_says_so(tmp_path, monkeypatch, keep):
+    out = run_then(tmp_path, monkeypatch, steps=1)
+    data = (out / "ckpt.pt").read_bytes()
+    (out / "ckpt.pt").write_bytes(data[:int(len(data) * keep)])
+    log = (out / "log.jsonl").read_bytes()
+    with pytest.raises(rl.ConfigError, match="ckpt.pt cannot be read"):
+        rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
+    assert (out / "log.jsonl").read_bytes() == log
+
+# ---------------------------------------------------------------------------- progress plot
+
+
+def test_progress_plot_is_redrawn_after_every_step(tmp_path, monkeypatch):
+    """Not only at checkpoints (--ckpt-every 10: the last step only): after each step, forced at the checkpoint."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    drawn = []
+    monkeypatch.setattr(rl, "save_plot", lambda cfg, force=True: drawn.append((len(read_log(cfg.out)), force)))
+    rl.run(rl.parse_config(TOY + ["--steps", "3", "--out", str(tmp_path)]), reward_fn=toy_reward)
+    assert drawn == [(1, False), (2, False), (3, True)]
+
+
+def test_progress_plot_reads_well():
+    """Integer step ticks, a legend of readable size, a dashed line at 1.0x on both speedup panels."""
+    pytest.importorskip("matplotlib")
+    tasks = [f"cpu/task{i}" for i in range(6)]
+    recs = [dict(step=k, mean_reward=0.1 * k, pass_rate=0.5, best_speedup={t: 1.0 + k for t in tasks},
+                 per_task={t: {"pass": 1.0, "mean_speedup": 0.5 + k * i / 3} for i, t in enumerate(tasks)})
+            for k in (1, 2, 3)]
+    fig = rl.progress_figure(recs)
+    for ax in fig.axes:
+        assert all(float(x).is_integer() for x in ax.get_xticks()), (ax.get_title(), ax.get_xticks())
+    speedups = [ax for ax in fig.axes if "speedup" in ax.get_title()]
+    assert len(speedups) == 2
+    for ax in speedups:
+        assert any(line.get_linestyle() == "--" and set(line.get_ydata()) == {1.0} for line in ax.get_lines())
+    legend = speedups[1].get_legend()
+    assert len(legend.get_texts()) == 6 and min(t.get_fontsize() for t in legend.get_texts()) >= 8
 
 # ---------------------------------------------------------------------------- GRPO learns
 
@@ -377,9 +579,40 @@ def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
     rl.record_winners(cfg, db, best, tasks, rollouts, results, step=1)
     stored = [e for e in db.entries("cpu/relu") if e.step == 1]
     assert len(stored) == 1 and stored[0].score == pytest.approx(results[0].speedup)
-    text = (tmp_path / "best" / "cpu__relu.py").read_text()
-    assert text.startswith(f"# cudal1 best for task cpu/relu: speedup {results[0].speedup:.3f}x, status ok")
-    assert "clamp_min" in text and best["cpu/relu"][0] == results[0].speedup
+    assert best["cpu/relu"][0] == results[0].speedup
+    if results[0].speedup > 1:  # OUT/best/ holds kernels faster than the reference only (clamp_min ties relu)
+        text = (tmp_path / "best" / "cpu__relu.py").read_text()
+        assert text.startswith(f"# cudal1 best for task cpu/relu: speedup {results[0].speedup:.3f}x, status ok")
+        assert "clamp_min" in text
+    else:
+        assert not (tmp_path / "best").exists()
+
+
+def test_best_folder_holds_only_kernels_faster_than_the_reference(tmp_path):
+    """A correct kernel slower than the reference (0.087x) is the task's best so far in the log, but OUT/best/ keeps
+    only kernels with speedup > 1 (9.3x), also when a resume rewrites it from the database."""
+    cfg = rl.Config(model="tiny", device="cpu", out=str(tmp_path))
+    tasks = [(t, (REPO / "tasks" / f"{t}.py").read_text()) for t in ("cpu/relu", "cpu/add_mul")]
+    db, best = rl.open_database(cfg, tasks)
+    rollouts = [dict(codes=["# slow relu"]), dict(codes=["# fast add_mul"])]
+    results = [rl.evaluator.Result("ok", correct=True, speedup=x, ref_ms=1.0, cand_ms=1 / x) for x in (0.087, 9.3)]
+    rl.record_winners(cfg, db, best, tasks, rollouts, results, step=1)
+    assert {k: v[0] for k, v in best.items()} == {"cpu/relu": 0.087, "cpu/add_mul": 9.3}
+    assert [f.name for f in (tmp_path / "best").iterdir()] == ["cpu__add_mul.py"]
+    (tmp_path / "best" / "cpu__add_mul.py").unlink()
+    rl.open_database(cfg, tasks)  # what a resume does after cutting best/
+    assert [f.name for f in (tmp_path / "best").iterdir()] == ["cpu__add_mul.py"]
+
+
+def test_a_best_carried_from_init_from_is_labelled(tmp_path, capsys):
+    """ssl at 0% pass printed 'best 1.27x': the earlier stage's kernel (database step 0). The line says so."""
+    cfg = rl.Config(out=str(tmp_path))
+    rollouts = [dict(mask=torch.ones(2, 3, dtype=torch.bool))]
+    for found, label in [(0, "best 1.27x from --init-from |"), (3, "best 1.27x |")]:
+        rl.log_step(cfg, 1, [("cpu/relu", "")], rollouts, np.zeros(2), [], {"cpu/relu": (1.27, "code", found)},
+                    rl.NO_UPDATE, (time.perf_counter(),) * 4)
+        assert label in capsys.readouterr().out
+
 
 # ---------------------------------------------------------------------------- rewards from (fake) evaluations
 

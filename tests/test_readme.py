@@ -1,0 +1,42 @@
+"""What a new user copies from the README works as written: its install lines give the test command what it needs
+(and CI runs those same lines, then that command), and its evaluator example has a candidate to evaluate."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text()
+
+
+def section(title):
+    """The README's text under '## title', up to the next '## ' heading."""
+    return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def bare(command):
+    """A pip or pytest command without the interpreter prefix, quiet flags and a trailing comment."""
+    return re.sub(r"\s+#.*$", "", command).replace("python -m ", "").replace(" -q", "").strip()
+
+
+def test_install_lines_cover_the_test_command_and_ci_runs_them():
+    installs = [bare(line) for line in section("Install").splitlines() if line.startswith("pip install")]
+    assert "pip install -r requirements.txt" in installs and "pip install pytest" in installs, installs
+    [test_command] = [line for line in section("The two commands").splitlines() if "pytest" in line]
+    ci = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line.startswith("python -m ")]
+    assert bare(ci[-1]) == bare(test_command)  # exactly the README's test command, last
+    ci_installs = [bare(line) for line in ci if "pip install" in line]
+    assert all(line in ci_installs for line in installs), (installs, ci_installs)
+    torch_at = [i for i, line in enumerate(ci_installs) if line.startswith("pip install torch==")]
+    assert torch_at and torch_at[0] < min(map(ci_installs.index, installs))  # the pinned CPU torch first
+
+
+def test_the_readme_evaluator_example_runs_on_its_candidate():
+    [command] = [line for line in README.splitlines() if line.startswith("python evaluator.py tasks/cpu/relu.py ")]
+    args = command.split()[1:]
+    assert (REPO / args[2]).is_file(), args
+    out = subprocess.run([sys.executable, *args, "--time-budget-s", "0"], cwd=REPO, capture_output=True, text=True,
+                         timeout=300)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert out.returncode == 0 and result["status"] == "ok" and not result["same_as_reference"], out.stdout[-2000:]
