@@ -52,8 +52,8 @@ Protects against (the check's name starts `reason`):
     reference module, the seeds, the other side's buffers or the expected outputs: the judge and the reference's
     worker are non-dumpable, no process of an evaluation keeps CAP_SYS_PTRACE or the capabilities that read
     another's memory (`_seal`), CPU buffers are unnamed memfds sent over each worker's own socket, and the
-    candidate's worker may write files only under the temp dir and /dev (Landlock: not the tasks, this file, the
-    build cache).
+    candidate's worker may write files only under a temp dir of its own (its TMPDIR) and /dev (Landlock: not the
+    tasks, this file, the build cache, the other worker's log).
  9. L2 reuse: a 2x-L2 buffer is rewritten (~4 GB of writes, which also brings the clocks up from idle) before every
     timed call on CUDA, for both sides, after lines marked persisting are reset to normal; a persisting-L2
     carve-out (a device-wide limit) is a changed global setting (`backend_flags`).
@@ -693,9 +693,12 @@ class Worker:
         return hashlib.sha256(repr((self.attrs, self.flags0)).encode()).hexdigest()
 
     def setup(self, src, cls_name, init_args, init_seed, consts, env, logdir, confine=False):
-        if confine:  # from here on: writes only under the temp dir and /dev, no signals or ptrace outside
-            _landlock([tempfile.gettempdir(), "/dev"])
-            os.environ["TRITON_CACHE_DIR"] = str(Path(tempfile.gettempdir(), f"cudal1-triton-{os.getuid()}"))
+        if confine:  # from here on: writes only under a temp dir of its own and /dev, no signals or ptrace outside
+            own = Path(logdir, "tmp")  # not the machine's temp dir: a checkout (tasks, this file) may live there
+            own.mkdir()
+            os.environ.update(TMPDIR=str(own), TRITON_CACHE_DIR=str(own / "triton"))
+            tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+            _landlock([str(own), "/dev"])
         name = cls_name.lower()
         self.mod, self.consts = self.build(src, env, name, Path(logdir) / f"{name}.py"), consts
         self._check_consts()

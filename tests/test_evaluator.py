@@ -317,8 +317,8 @@ class ModelNew''').replace("import torch\n", f"import torch\nREPO = {str(ROOT)!r
 
 @pytest.mark.skipif(sys.platform != "linux", reason="Landlock and seccomp are Linux's")
 def test_the_candidate_cannot_write_the_repository_nor_touch_other_processes():
-    """Landlock (writes only under the temp dir and /dev, no signal outside its own processes) and seccomp (no other
-    process's scheduling): each attempt fails, so the candidate runs honestly; the same code outside is not fenced."""
+    """Landlock (writes only under a temp dir of its own and /dev, no signal outside its own processes) and seccomp
+    (no other process's scheduling): each attempt fails, so the candidate runs honestly; outside it is not fenced."""
     probe = ROOT / "tasks" / ".cudal1_probe"
     res = E.evaluate(RELU, ESCAPE, "cpu", **FAST)
     assert res.status == "ok", res.reason
