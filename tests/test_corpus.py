@@ -11,6 +11,8 @@ Each corpus file is a candidate module whose docstring carries machine-readable 
     speedup_kind: framework_ops           optional; for a hack that passes but must not be labelled custom_kernel
     max_speedup: 1.1                      optional; an ok candidate that must not score above this (a trick the
                                           timing must give nothing)
+    min_rounds: 60                        optional; more timed rounds than OPTIONS gives (a trick the charge must
+                                          see through the noise of a busy machine)
     evaluator_gap: <what slips through>   optional; a known hole in the evaluator: the test is a strict xfail
                                           until the evaluator is fixed (then XPASS fails: delete the line);
                                           "evaluator_gap: flaky: ..." for a hole that shows only on some runs
@@ -34,7 +36,7 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 TASKS = ROOT / "tasks"
 FILES = sorted(p for p in CORPUS.glob("*/*.py") if p.parent.name != "tasks")  # tasks/: references
 HEADER_KEYS = ("task", "expect", "device", "cpu_only", "same_as_reference", "speedup_kind", "evaluator_gap",
-               "max_speedup")
+               "max_speedup", "min_rounds")
 # The defaults' timing budget is for measuring; here every verdict comes from the checks, and >= 13 checked calls
 # (4 correctness sets, 3 warm-ups, 10 rounds) reach every phase. A hang costs call_timeout_s, not the default 60 s.
 # C++ builds are cached by the evaluator under a hash of the source (~/.cache/cudal1/builds), so reruns skip them.
@@ -52,7 +54,7 @@ def header(path):
     return {"task": found["task"], "status": status, "check": check.strip() or None,
             "device": found.get("device", "cpu"), "same_as_reference": found.get("same_as_reference") == "true",
             "gap": found.get("evaluator_gap"), "kind": found.get("speedup_kind"),
-            "max_speedup": float(found.get("max_speedup", "inf")),
+            "max_speedup": float(found.get("max_speedup", "inf")), "min_rounds": int(found.get("min_rounds", 0)),
             "first_line": parts[1].strip().splitlines()[0]}
 
 
@@ -70,7 +72,9 @@ def verdict(path):
     """Evaluate one corpus file against its task (memoised: the recovery test reuses earlier verdicts)."""
     h = header(path)
     ref = task_file(h["task"]).read_text()
-    return evaluator.evaluate(ref, path.read_text(), device=h["device"], **OPTIONS)
+    rounds = max(OPTIONS["min_rounds"], h["min_rounds"])
+    opts = {**OPTIONS, "min_rounds": rounds, "max_rounds": max(OPTIONS["max_rounds"], rounds)}
+    return evaluator.evaluate(ref, path.read_text(), device=h["device"], **opts)
 
 
 def skip_without_device(h):
