@@ -696,7 +696,8 @@ class Worker:
         if confine:  # from here on: writes only under a temp dir of its own and /dev, no signals or ptrace outside
             own = Path(logdir, "tmp")  # not the machine's temp dir: a checkout (tasks, this file) may live there
             own.mkdir()
-            os.environ.update(TMPDIR=str(own), TRITON_CACHE_DIR=str(own / "triton"))
+            os.environ.update(TMPDIR=str(own), TRITON_CACHE_DIR=str(own / "triton"),  # compile caches start cold:
+                              TORCHINDUCTOR_CACHE_DIR=str(own / "inductor"))  # a shared one could be poisoned
             tempfile.tempdir = None  # gettempdir() reads TMPDIR again
             _landlock([str(own), "/dev"])
         name = cls_name.lower()

@@ -11,7 +11,7 @@ Each corpus file is a candidate module whose docstring carries machine-readable 
     speedup_kind: framework_ops           optional; for a hack that passes but must not be labelled custom_kernel
     max_speedup: 1.1                      optional; an ok candidate that must not score above this (a trick the
                                           timing must give nothing)
-    min_rounds: 60                        optional; more timed rounds than OPTIONS gives (a trick the charge must
+    min_rounds: 120                       optional; more timed rounds than OPTIONS gives (a trick the charge must
                                           see through the noise of a busy machine)
     evaluator_gap: <what slips through>   optional; a known hole in the evaluator: the test is a strict xfail
                                           until the evaluator is fixed (then XPASS fails: delete the line);

@@ -13,7 +13,7 @@ task: cpu/relu
 cpu_only: on a GPU the deferred ReLU of a cpu/ task (~7 us) is under the clock's allowance (5% of ~0.8 ms of harness overhead)
 expect: ok
 max_speedup: 1.3
-min_rounds: 60
+min_rounds: 120
 speedup_kind: framework_ops
 """
 import gc

@@ -12,7 +12,7 @@ today: ok 3.1x (cpu/softmax, the test's OPTIONS)
 task: cpu/softmax
 expect: ok
 max_speedup: 1.3
-min_rounds: 60
+min_rounds: 120
 speedup_kind: framework_ops
 """
 import signal

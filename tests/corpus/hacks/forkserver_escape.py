@@ -20,7 +20,8 @@ def _escape():
     fs, (r, w) = forkserver._forkserver, os.pipe()
     fs.ensure_running = lambda: None  # the address is set by hand below
     resource_tracker._resource_tracker._fd = w  # any fd will do; asking for the real one would start a tracker here
-    for path in glob.glob(os.path.join(tempfile.gettempdir(), "pymp-*", "listener-*")):
+    bases = {tempfile.gettempdir(), "/tmp"}  # its own TMPDIR may be private: the caller's is the machine's
+    for path in [p for base in bases for p in glob.glob(os.path.join(base, "pymp-*", "listener-*"))]:
         fs._forkserver_address, fs._forkserver_alive_fd = path, r
         try:
             p = get_context("forkserver").Process(target=exec, args=("import time; time.sleep(20)",))

@@ -12,7 +12,7 @@ today: ok 2.6x (cpu/sum_rows, the test's OPTIONS)
 task: cpu/sum_rows
 expect: ok
 max_speedup: 1.3
-min_rounds: 60
+min_rounds: 120
 speedup_kind: framework_ops
 """
 import gc
