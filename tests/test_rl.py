@@ -1,9 +1,11 @@
 """rl.py on CPU, offline, with the tiny random policy: config, a real 2-step run, exact resume after SIGKILL,
 GRPO learning a toy reward (and not learning it with the advantage sign flipped), left-padding maths, the GGUF path."""
+import glob
 import json
 import os
 import signal
 import subprocess
+import tempfile
 import sys
 import time
 from dataclasses import asdict, replace
@@ -317,13 +319,15 @@ def test_resume_after_sigkill_is_exact(tmp_path, monkeypatch):
     assert any(not torch.equal(p, sa["model"][k]) for k, p in model.state_dict().items())  # training moved them
 
 
-SLOW_RELU = """import time
+SLOW_RELU = """import os
+import tempfile
+import time
 import torch
 
 
 class ModelNew(torch.nn.Module):
-    def forward(self, x):
-        open({marker!r}, "a").close()  # the judge and this worker are running
+    def forward(self, x):  # the judge and this worker are running: say so in the one folder it may write, its TMPDIR
+        open(os.path.join(tempfile.gettempdir(), {marker!r}), "a").close()
         time.sleep(0.5)
         return x.clamp_min(0.0)
 """
@@ -355,19 +359,20 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
     (--ckpt-every 10), while an evaluator's judge runs: the run checkpoints step 2, says so in one line (no traceback
     from it or from the judge) and exits 130; --resume goes on from step 3 and ends as a run never interrupted."""
     monkeypatch.setattr(rl, "build_prompt", short_prompt)
-    straight, stopped, marker = tmp_path / "straight", tmp_path / "stopped", tmp_path / "judging"
+    straight, stopped, marker = tmp_path / "straight", tmp_path / "stopped", f"judging-{os.getpid()}-{time.time()}"
     flags = TOY + ["--steps", "4"]
     rl.run(rl.parse_config(flags + ["--out", str(straight)]), reward_fn=toy_reward)
     driver = tmp_path / "driver.py"
     driver.write_text(CTRL_C_DRIVER.format(repo=str(REPO), tests=str(REPO / "tests"),
-                                           slow=SLOW_RELU.format(marker=str(marker))))
+                                           slow=SLOW_RELU.format(marker=marker)))
     proc = subprocess.Popen([sys.executable, str(driver), *flags, "--out", str(stopped)],
                             env=dict(os.environ, OMP_NUM_THREADS="1"), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 120
-        while not marker.exists():
+        judging = os.path.join(tempfile.gettempdir(), "cudal1-eval-*", "tmp", marker)  # the worker's own TMPDIR
+        while not glob.glob(judging):
             assert proc.poll() is None, f"driver exited early: {proc.stderr.read()[-2000:]}"
             assert time.time() < deadline, "the driver did not reach step 3's evaluation in time"
             time.sleep(0.05)
