@@ -83,8 +83,9 @@ Does not protect against:
     us on the worker's clock, ~65 us on the judge's, which alone sees work a forged report hides), or than the
     noise of the judge's clock (more on a busy CPU): `charge`.
  8. a build runs the candidate's module (and constructor) once, ahead of its evaluation, in a build process: under
-    Landlock (it writes builds and temp files) in a session that is killed afterwards, but not in the worker's
-    group fence; compiler flags are the candidate's (a -B flag runs programs it wrote there).
+    Landlock (it writes the build cache, which it could poison for others, and a temp dir of its own) in a session
+    that is killed afterwards, but not in the worker's group fence; compiler flags are the candidate's (a -B flag
+    runs programs it wrote there).
 
 Departures from CUDA-L1's released evaluator (flags where they are knobs):
  1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), ceiling 0.05
@@ -1093,9 +1094,12 @@ def _worker_main(conn, device, logdir, role):
     fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
-    if build:  # a build runs the candidate's module (prebuild) and compilers: it writes builds and temp files only
+    if build:  # a build runs the candidate's module (prebuild) and compilers: it writes builds and its own temp files
+        own = Path(logdir, f"{role}-tmp")  # (the compilers' too: TMPDIR), not the machine's temp dir
+        own.mkdir(exist_ok=True)
+        os.environ["TMPDIR"], tempfile.tempdir = str(own), None
         _build_root().mkdir(parents=True, exist_ok=True)
-        _landlock([tempfile.gettempdir(), "/dev", str(_build_root())])
+        _landlock([str(own), "/dev", str(_build_root())])
     worker = Worker(device, conn)
     while True:
         try:
