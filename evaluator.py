@@ -1169,6 +1169,21 @@ class _Remote:
         return Verdict(status, check, reason)
 
 
+def _stop_group(pgid):
+    """SIGSTOP a worker's group and wait (up to 50 ms) until its worker's threads have stopped: kill() returns before
+    a thread running on another core has, and the judge is about to write that side's inputs."""
+    _signal_group(pgid, signal.SIGSTOP)
+    deadline = _perf() + 0.05
+    while _perf() < deadline:
+        try:
+            states = [Path(t, "stat").read_text().rsplit(")", 1)[1].split()[0] for t in
+                      Path(f"/proc/{pgid}/task").iterdir()]
+        except (OSError, IndexError):  # gone, or a thread ended while read: its next answer says how
+            return
+        if all(s in "tTXZ" for s in states):
+            return
+
+
 def _signal_group(pgid, sig):
     try:
         os.killpg(pgid, sig)
@@ -1431,10 +1446,13 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
     idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in recv["ref"]]
 
     def call(side, b, xs, where, probe=True):
-        """One untimed call on fresh buffers; then the judge checks the inputs are intact."""
-        w = w_of[side]
+        """One untimed call; its inputs written, as for a timed one, while the side is stopped; then the judge checks
+        the inputs are intact."""
+        w, pgid = w_of[side], cand_pid if side == "cand" else ref_pid
+        _stop_group(pgid)
         _fill(stage[side][b], xs)
         _device_sync(device)
+        _signal_group(pgid, signal.SIGCONT)
         _, _, alias, started = w("run", b, probe)
         if not _intact(stage[side][b], xs):
             who = "the reference modifies its inputs; fix the task" if w is ref else "the candidate modified its inputs"
@@ -1554,8 +1572,8 @@ def _timed(w, pgid, stage, xs, b, hold, device):
     runs from before the send to the answer, when the output is checked and in the judge's buffers."""
     if device.startswith("cuda"):
         w("prep")  # L2 flush, untimed: the buffers still hold the last call's inputs
-    _signal_group(pgid, signal.SIGSTOP)
     t0 = _perf()
+    _stop_group(pgid)
     w.send("run", b, False, hold)
     _fill(stage, xs)
     _device_sync(device)
