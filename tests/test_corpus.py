@@ -78,6 +78,10 @@ def file_id(path):
 @functools.lru_cache(maxsize=None)
 def verdict(path):
     """Evaluate one corpus file against its task (memoised: the recovery test reuses earlier verdicts)."""
+    return evaluate_file(path)
+
+
+def evaluate_file(path):
     h = header(path)
     ref = task_file(h["task"]).read_text()
     rounds = max(OPTIONS["min_rounds"], h["min_rounds"])
@@ -119,7 +123,8 @@ def test_corpus_file(path):
                                   else "framework_ops"), describe(r) + f" kind={r.speedup_kind}"
         if own and h["kind"]:
             assert "custom kernel built but never ran" in r.reason, describe(r)
-        assert r.speedup <= h["max_speedup"], f"{file_id(path)} must gain nothing: {describe(r)}"
+        speedup = r.speedup if r.speedup <= h["max_speedup"] else busy_machine_speedup(path, r, also)
+        assert speedup <= h["max_speedup"], f"{file_id(path)} must gain nothing: {describe(r)}, median {speedup:.2f}x"
     else:
         assert not r.correct, describe(r)
         assert r.check == h["check"], f"{file_id(path)}: expected check {h['check']}, got {describe(r)}"
@@ -128,6 +133,18 @@ def test_corpus_file(path):
         assert r.same_as_reference is True, describe(r)
     elif h["status"] == "ok":
         assert not r.same_as_reference, f"{file_id(path)} is not the reference's code: {describe(r)}"
+
+
+def busy_machine_speedup(path, first, also):
+    """The median speedup of three evaluations, for a hack whose first one scored above its max_speedup: on CI's
+    busy 2 cores one evaluation's medians move (deferred_gc_callback at ~1x once scored 1.83x; 38x before its
+    fix), so a timing verdict holds only if two of three runs agree. A run caught by the `also:` check gains 0."""
+    runs = [first.speedup]
+    for _ in range(2):
+        r = evaluate_file(path)
+        assert r.status == "ok" or (r.status, r.check) == also, f"{file_id(path)} rerun: {describe(r)}"
+        runs.append(r.speedup if r.status == "ok" else 0.0)
+    return sorted(runs)[1]
 
 
 def test_a_build_error_is_reported_as_a_model_could_learn_from_it():
