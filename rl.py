@@ -127,6 +127,8 @@ class Config:
     std_normalize: bool = True        # divide group advantages by the group std (off = Dr. GRPO)
     adv_std_floor: float = 0.0        # group advantages divide by at least this std (rewards' units; 0 = off)
     loss_variant: str = "grpo"        # grpo|dapo|drgrpo: how per-token losses are averaged
+    lora_rank: int = 0                # LoRA adapters of this rank on the attention and MLP projections (0 = train all)
+    lora_alpha: float = 32.0          # LoRA scale alpha / rank
     lr: float = 1e-6                  # AdamW learning rate
     weight_decay: float = 0.0         # AdamW weight decay
     beta: float = 0.0                 # KL penalty to the initial policy (0 = no reference model loaded)
@@ -174,11 +176,11 @@ def check_config(cfg):
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
-    for name in ("lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip", "round_to_one",
-                 "eval_time_budget", "eval_jobs", "ckpt_every"):  # checked here, before the run folder exists
+    for name in ("lora_rank", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
+                 "round_to_one", "eval_time_budget", "eval_jobs", "ckpt_every"):  # checked here, before the run folder exists
         if getattr(cfg, name) < 0:
             raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
-    for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout"):
+    for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout", "lora_alpha"):
         if getattr(cfg, name) <= 0:
             raise ConfigError(f"{name} must be > 0, got {getattr(cfg, name)}")
     if cfg.stage == "rl" and cfg.top_p < 1:
@@ -268,8 +270,10 @@ def resolve_config(cfg, given=None):
     if cfg.init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
         raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
                           "collected.jsonl to --stage sft as --data)")
+    earlier = json.loads((Path(cfg.init_from) / "config.json").read_text()) if cfg.init_from else {}
+    cfg = inherit_lora(cfg, earlier, given)
     if cfg.init_from and not cfg.model:  # the model whose weights the earlier stage trained
-        cfg = replace(cfg, model=json.loads((Path(cfg.init_from) / "config.json").read_text())["model"])
+        cfg = replace(cfg, model=earlier["model"])
     if cfg.model:
         return cfg
     if device == "cpu":
@@ -277,6 +281,18 @@ def resolve_config(cfg, given=None):
     if not (hub_reachable() or hub_cached(DEFAULT_MODEL)):  # say so at once, not after the hub client's retries
         return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}", given)
     return replace(cfg, model=DEFAULT_MODEL)
+
+
+def inherit_lora(cfg, earlier, given):
+    """An --init-from folder trained with LoRA holds adapters only: this run keeps training them, at their rank and
+    alpha (taken from its config.json unless given; another rank cannot load them). From full weights, any rank."""
+    rank = earlier.get("lora_rank", 0)
+    if not rank:
+        return cfg
+    if "lora_rank" in given and cfg.lora_rank != rank:
+        raise ConfigError(f"--init-from {cfg.init_from} holds LoRA adapters of rank {rank}: run with --lora-rank "
+                          f"{rank} (they cannot load at rank {cfg.lora_rank})")
+    return replace(cfg, lora_rank=rank, lora_alpha=cfg.lora_alpha if "lora_alpha" in given else earlier["lora_alpha"])
 
 
 def hub_reachable(timeout=3.0):
@@ -381,12 +397,83 @@ def load_policy(cfg):
 
 
 def initial_policy(cfg):
-    """The policy before this run's first step: --model, with the weights of --init-from's checkpoint when given."""
+    """The policy before this run's first step: --model (with LoRA adapters at --lora-rank), with the weights of
+    --init-from's checkpoint when given (all of them, or its adapters)."""
     model, tok = load_policy(cfg)
+    if cfg.lora_rank:
+        add_lora(model, cfg.lora_rank, cfg.lora_alpha, cfg.seed, base_dtype=torch.bfloat16 if cfg.device == "cuda"
+                 else torch.float32)
     if cfg.init_from:
         state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location=cfg.device, weights_only=False)  # ours
-        model.load_state_dict(state["model"])
+        load_weights(model, state["model"], Path(cfg.init_from) / "ckpt.pt")
     return model, tok
+
+# LoRA (Hu et al. 2021) on the attention and MLP projections: each adapted nn.Linear W keeps its weights, frozen, and
+# gains lora_a (r, in) and lora_b (out, r), trained in fp32: y = W x + (alpha / r) B A x. B starts at zero, so a fresh
+# adapter changes nothing. A forward hook adds the term, so the weights keep their names (a full state still loads)
+# and a checkpoint holds only the adapters (a few MB). With adapters off, the model is its base: the KL anchor.
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # Llama, Qwen2
+
+
+def lora_term(linear, args, out):
+    if not linear.lora_on:
+        return out
+    x = args[0].to(linear.lora_a.dtype)  # fp32 on the CPU; under CUDA autocast the matmuls run in bf16
+    return out + ((x @ linear.lora_a.T) @ linear.lora_b.T * linear.lora_scale).to(out.dtype)
+
+
+def add_lora(model, rank, alpha, seed, base_dtype=torch.float32):
+    """Freeze the model (its weights cast to base_dtype) and give every LORA_TARGETS projection an adapter; A is
+    drawn like nn.Linear's weights from a generator seeded with `seed` (the global RNG is left alone)."""
+    model.requires_grad_(False).to(base_dtype)
+    g = torch.Generator().manual_seed(seed)
+    adapted = [m for name, m in model.named_modules()
+               if isinstance(m, torch.nn.Linear) and name.rsplit(".", 1)[-1] in LORA_TARGETS]
+    if not adapted:
+        raise PolicyError(f"no projection named {'/'.join(LORA_TARGETS)} in this model: LoRA has nothing to adapt")
+    for m in adapted:
+        bound = 1 / m.in_features ** 0.5  # nn.Linear's init: kaiming_uniform with a = sqrt(5)
+        a = torch.empty(rank, m.in_features).uniform_(-bound, bound, generator=g)
+        m.lora_a = torch.nn.Parameter(a.to(m.weight.device))
+        m.lora_b = torch.nn.Parameter(torch.zeros(m.out_features, rank, device=m.weight.device))
+        m.lora_scale, m.lora_on = alpha / rank, True
+        m.register_forward_hook(lora_term)
+    return model
+
+
+@contextmanager
+def adapters_off(model):
+    """The base model, for the KL anchor: every adapter skipped inside (a no-op for a model without adapters)."""
+    adapted = [m for m in model.modules() if hasattr(m, "lora_a")]
+    for m in adapted:
+        m.lora_on = False
+    try:
+        yield model
+    finally:
+        for m in adapted:
+            m.lora_on = True
+
+
+def trainable(model):
+    """The parameters AdamW steps: all of them, or with LoRA the adapters."""
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def saved_weights(model):
+    """What a checkpoint keeps of the policy: every weight, or with LoRA its adapters (the base is --model's)."""
+    state = model.state_dict()
+    return {k: v for k, v in state.items() if ".lora_" in k} if any(".lora_" in k for k in state) else state
+
+
+def load_weights(model, state, where):
+    """saved_weights' state into the model: a full state (any adapters keep their start) or adapters alone (then
+    the model must have those adapters). ConfigError when they do not fit."""
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    adapters_only = all(".lora_" in k for k in state)
+    if unexpected or any((".lora_" in k) == adapters_only for k in missing):  # the part the state holds is missing
+        what = "LoRA adapters" if adapters_only else "full weights"
+        raise ConfigError(f"{where} holds {what} that do not fit this policy ({len(unexpected)} unexpected, "
+                          f"{len(missing)} missing keys): use its --model and --lora-rank")
 
 
 def continue_optimizer(cfg, opt):
@@ -396,8 +483,8 @@ def continue_optimizer(cfg, opt):
     own training data, and after ssl's two it wrote no working code; with the moments kept, 0.0017 (RESULTS, 8)."""
     # mmap: only the moments are read (initial_policy read the weights); load_state_dict moves them to the weights'
     state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location="cpu", mmap=True, weights_only=False)  # ours
-    if "optim" in state:
-        opt.load_state_dict(state["optim"])
+    if "optim" in state and len(state["optim"]["param_groups"][0]["params"]) == len(opt.param_groups[0]["params"]):
+        opt.load_state_dict(state["optim"])  # (fresh adapters on an earlier stage's full weights start afresh)
         for group in opt.param_groups:
             group.update(lr=cfg.lr, weight_decay=cfg.weight_decay)
 
@@ -471,7 +558,7 @@ def all_reduce_grads(model):
     """Sum every parameter's gradient over the ranks (one all_reduce per tensor: plain, not bucketed like DDP)."""
     if not dist.is_initialized():
         return
-    for p in model.parameters():
+    for p in trainable(model):
         if p.grad is None:  # a parameter this rank's samples did not reach still joins the sum
             p.grad = torch.zeros_like(p)
         dist.all_reduce(p.grad)
@@ -713,7 +800,7 @@ def micro_batches(cfg, indices):
 
 def optimizer_step(cfg, model, opt):
     """Clip the gradient norm (max_grad_norm; 0 = off), take the AdamW step; returns the norm before clipping."""
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm or float("inf"))
+    norm = torch.nn.utils.clip_grad_norm_(trainable(model), cfg.max_grad_norm or float("inf"))
     opt.step()
     return float(norm)
 
@@ -732,8 +819,9 @@ def update(cfg, model, ref_model, opt, rollouts, adv):
     adv, n_steps = adv.to(cfg.device), cfg.mu * len(parts)
     with torch.no_grad():
         old = [[token_logps(cfg, model, [samples[i] for i in c])[0] for c in cs] for cs in chunks]
-        ref = [[token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in cs]
-               for cs in chunks]
+        with adapters_off(ref_model) if ref_model else nullcontext():  # with LoRA the anchor is the model's base
+            ref = [[token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in cs]
+                   for cs in chunks]
     stats, grad_norm = Counter(), 0.0
     bar = tqdm(total=cfg.mu * sum(map(len, chunks)), desc="update", leave=False, disable=not is_main())
     for _ in range(cfg.mu):
@@ -912,7 +1000,7 @@ def save_checkpoint(cfg, model, opt, step, last):
         return
     due = step == last or bool(cfg.ckpt_every and step % cfg.ckpt_every == 0)
     if due:
-        state = dict(step=step, model=model.state_dict(), optim=opt.state_dict(),
+        state = dict(step=step, model=saved_weights(model), optim=opt.state_dict(),
                      rng=dict(torch=torch.get_rng_state(), numpy=np.random.get_state(), python=random.getstate(),
                               cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
         path = Path(cfg.out) / "ckpt.pt"
@@ -950,7 +1038,7 @@ def restore(cfg, model, opt):
         except (RuntimeError, EOFError, OSError, pickle.UnpicklingError) as e:
             raise ConfigError(f"{out / 'ckpt.pt'} cannot be read ({type(e).__name__}: {str(e)[:60]}; truncated?): "
                               "restore it, or delete it to redo the run from step 1") from None
-        model.load_state_dict(state["model"])
+        load_weights(model, state["model"], out / "ckpt.pt")
         opt.load_state_dict(state["optim"])
         torch.set_rng_state(state["rng"]["torch"])
         np.random.set_state(state["rng"]["numpy"])
@@ -1145,7 +1233,8 @@ def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None)
 
 def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     """Stage 3, contrastive RL: steps start..steps of the loop in the module docstring."""
-    ref_model = initial_policy(cfg)[0].requires_grad_(False) if cfg.beta > 0 else None  # KL anchor: the start
+    # the KL anchor: the policy at the start (with LoRA: the model itself, its adapters off: no second copy)
+    ref_model = (model if cfg.lora_rank else initial_policy(cfg)[0].requires_grad_(False)) if cfg.beta > 0 else None
     for step in range(start, cfg.steps + 1):
         t0 = time.perf_counter()
         batch = pick_tasks(cfg, tasks, step)
@@ -1212,13 +1301,14 @@ def run(cfg, reward_fn=None):
     if is_main():
         save_json(out / "config.json", asdict(cfg))
     print("config:\n" + "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items()))
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    opt = torch.optim.AdamW(trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start = restore(cfg, model, opt) + 1 if cfg.resume else 1
     if cfg.init_from and start == 1:  # no checkpoint of this run (a resume before its first): --init-from's moments
         continue_optimizer(cfg, opt)
     db, best = open_database(cfg, tasks)
+    lora = f" ({sum(p.numel() for p in trainable(model)) / 1e6:.2f}M in LoRA adapters)" * bool(cfg.lora_rank)
     print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
-          f"parameters, from step {start}, out {out}")
+          f"parameters{lora}, from step {start}, out {out}")
     try:
         STAGES[cfg.stage](cfg, tasks, model, tok, opt, db, best, start, reward_fn)
     except KeyboardInterrupt:

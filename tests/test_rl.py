@@ -273,17 +273,19 @@ rl.run(rl.parse_config(sys.argv[1:]), reward_fn=blocking_reward)
 """
 
 
-def test_resume_after_sigkill_is_exact(tmp_path, monkeypatch):
+@pytest.mark.parametrize("lora", [[], ["--lora-rank", "4"]], ids=["full", "lora"])
+def test_resume_after_sigkill_is_exact(tmp_path, monkeypatch, lora):
     """4 steps straight == 3 steps, SIGKILL during step 4 (checkpoint at step 2, so step 3 ran past it), --resume.
 
     What it proves: the checkpoint holds everything the run depends on (weights, AdamW moments and step counts, RNG
     states), resume cuts the log back to the checkpoint and replays step 3 bit for bit (draws come from (seed, step,
     task), not from history), and a crash mid-step leaves a loadable checkpoint. The toy reward is nonzero and varies
     within groups, so every step really changes the weights (asserted): equal weights are not a no-op artefact.
+    With LoRA the checkpoint holds the adapters alone (the base is --model's) and the same holds.
     """
     monkeypatch.setattr(rl, "build_prompt", short_prompt)
     straight, killed = tmp_path / "straight", tmp_path / "killed"
-    flags = TOY + ["--steps", "4", "--ckpt-every", "2"]
+    flags = TOY + ["--steps", "4", "--ckpt-every", "2"] + lora
     rl.run(rl.parse_config(flags + ["--out", str(straight)]), reward_fn=toy_reward)
 
     driver = tmp_path / "driver.py"
@@ -315,8 +317,11 @@ def test_resume_after_sigkill_is_exact(tmp_path, monkeypatch):
     assert all(r["updated"] and r["mean_reward"] > 0 and r["grad_norm"] > 0 for r in a)
     sa, sb = same_checkpoints(straight, killed)
     assert sa["step"] == sb["step"] == 4
-    model, _ = rl.load_policy(rl.Config(model="tiny", device="cpu", seed=3))
-    assert any(not torch.equal(p, sa["model"][k]) for k, p in model.state_dict().items())  # training moved them
+    model, _ = rl.initial_policy(rl.Config(model="tiny", device="cpu", seed=3, lora_rank=4 if lora else 0))
+    start = model.state_dict()
+    assert any(not torch.equal(start[k], v) for k, v in sa["model"].items())  # training moved them
+    if lora:  # the adapters alone (the full state keeps the tied lm_head too)
+        assert all(".lora_" in k for k in sa["model"]) and len(sa["model"]) == len(rl.trainable(model))
 
 
 SLOW_RELU = """import os
