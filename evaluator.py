@@ -1811,17 +1811,21 @@ def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times
     """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
     given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
     __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}."""
-    srcs = list(dict.fromkeys(s for s in srcs if _uses_extension(s)))
-    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, (os.cpu_count() or 2) // (jobs or 1)))))
+    srcs, jobs = list(dict.fromkeys(s for s in srcs if _uses_extension(s))), jobs or _default_jobs()
+    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, (os.cpu_count() or 2) // jobs))))  # cores per build
     return _run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, jobs, timeout,
                        progress, times)
+
+
+def _default_jobs():
+    return max(1, (os.cpu_count() or 2) // 2)
 
 
 def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None):
     """Run build processes, jobs at a time, one message each ({key: message}); {key: Result for a failed build}."""
     if not msgs:
         return {}
-    jobs = jobs or max(1, (os.cpu_count() or 2) // 2)
+    jobs = jobs or _default_jobs()
     ctx, failed, running, todo = _context(), {}, [], list(msgs)
     logdir = tempfile.mkdtemp(prefix="cudal1-build-")
     bar = _bar(len(msgs), "build", progress)
@@ -1869,13 +1873,19 @@ def gpus(device):
     return [f"cuda:{i}" for i in range(n)] if n > 1 else [device]
 
 
-def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, **opts):
+def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, phases=None,
+                  **opts):
     """Evaluate (ref_src, cand_src) pairs: builds in parallel first, then one evaluation at a time per device (so
     timing never shares a GPU), over `devices` (default: gpus(device)). Results come back in the order of pairs;
-    on_result(i, result) is called as each one finishes (from a thread per device), e.g. to save partial work."""
-    o, devices = Options(**opts), devices or gpus(device)
+    on_result(i, result) is called as each one finishes (from a thread per device), e.g. to save partial work.
+    phases (a dict): build_s and evaluate_s, the wall seconds of the two stages, and builds (sources built) are
+    added to it."""
+    o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
-    failed = build_all(ok_so_far, device, jobs, o.build_timeout_s, progress, refs={c: r for r, c in pairs})
+    built = {}
+    failed = build_all(ok_so_far, device, jobs, o.build_timeout_s, progress, times=built,
+                       refs={c: r for r, c in pairs})
+    t1 = time.time()
     results, todo, bar = [None] * len(pairs), list(range(len(pairs)))[::-1], _bar(len(pairs), "evaluate", progress)
     _context()  # the forkserver, set up once before any thread uses it
 
@@ -1897,6 +1907,9 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     for t in threads:
         t.join()
     bar.close()
+    if phases is not None:
+        for k, v in dict(build_s=t1 - t0, evaluate_s=time.time() - t1, builds=len(built)).items():
+            phases[k] = phases.get(k, 0) + v
     return results
 
 

