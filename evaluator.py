@@ -1231,15 +1231,15 @@ def _send_buffers(w, payload, fd):
 
 
 def _vary(xs, kind, gen):
-    """New content, same shapes: 'fresh' (each float x0.95..1.05), 'wide' (x4..x16), 'edge' (5% zeros, 1% x64, and
-    one whole row of zeros, where a missing eps shows). Factors are positive: non-negative inputs stay so."""
+    """New content, same shapes: 'wide' (each float x4..x16), 'edge' (5% zeros, 1% x64, and one whole row of zeros,
+    where a missing eps shows). Factors are positive: non-negative inputs stay so."""
     out = []
     for x in xs:
         if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
             out.append(x)
             continue
         u = torch.rand(x.shape, generator=gen, device=x.device)
-        y = {"fresh": lambda: x * (0.95 + 0.1 * u), "wide": lambda: x * (4 + 12 * u),
+        y = {"wide": lambda: x * (4 + 12 * u),
              "edge": lambda: torch.where(u < 0.05, torch.zeros_like(x), torch.where(u > 0.99, x * 64, x))}[kind]()
         if kind == "edge" and y.dim() >= 2 and y.shape[-1] > 1:
             rows = y.reshape(-1, y.shape[-1])  # a view: zero one row along the last dim
@@ -1449,10 +1449,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
         """One untimed call; its inputs written, as for a timed one, while the side is stopped; then the judge checks
         the inputs are intact."""
         w, pgid = w_of[side], cand_pid if side == "cand" else ref_pid
-        _stop_group(pgid)
-        _fill(stage[side][b], xs)
-        _device_sync(device)
-        _signal_group(pgid, signal.SIGCONT)
+        _write_stopped(pgid, stage[side][b], xs, device)
         _, _, alias, started = w("run", b, probe)
         if not _intact(stage[side][b], xs):
             who = "the reference modifies its inputs; fix the task" if w is ref else "the candidate modified its inputs"
@@ -1573,13 +1570,20 @@ def _timed(w, pgid, stage, xs, b, hold, device):
     if device.startswith("cuda"):
         w("prep")  # L2 flush, untimed: the buffers still hold the last call's inputs
     t0 = _perf()
+    _write_stopped(pgid, stage, xs, device, before=lambda: w.send("run", b, False, hold))
+    precise, ms, alias, started = w.reply()
+    return (precise, ms, (_perf() - t0) * 1e3), alias, started
+
+
+def _write_stopped(pgid, stage, xs, device, before=None):
+    """Write a call's inputs into the side's buffers while its process group is stopped (before(), e.g. sending a
+    timed call, runs first, so that the call is waiting when the side resumes), then let the side go on."""
     _stop_group(pgid)
-    w.send("run", b, False, hold)
+    if before:
+        before()
     _fill(stage, xs)
     _device_sync(device)
     _signal_group(pgid, signal.SIGCONT)
-    precise, ms, alias, started = w.reply()
-    return (precise, ms, (_perf() - t0) * 1e3), alias, started
 
 
 def _audit_processes(cand_pid):

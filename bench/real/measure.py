@@ -1,0 +1,118 @@
+"""bench/real/measure.py: one measurement protocol for every checkpoint of the real-model proof (issue 22).
+
+Each checkpoint (the base model, or a stage's run folder) writes 8 samples per task from the same prompts under the
+same seeds (those of a step no run reaches), every sample evaluated with the full time budget and handled as the RL
+stage handles speedups (rl.measure: within 0.02 of 1 counts as 1, above 3x evaluated again and the lower kept).
+Per checkpoint and per split (training tasks, held-out tasks) it reports:
+
+    samples        how many samples
+    ok             share of samples that are correct (reference copies included)
+    copies         share that are the reference renamed (or run exactly its ops)
+    faster         share that are correct, not copies, and faster than eager (speedup > 1)
+    fast_1         share of tasks with at least one such sample
+    geomean_best   geomean over tasks of the best correct non-copy speedup (1.0 where there is none)
+    custom_kernel  how many of the faster samples ran a kernel of their own (speedup_kind custom_kernel)
+
+and merges it into a summary JSON (default bench/real/summary.json), so checkpoints measured in different sittings
+end in one file:
+
+    python bench/real/measure.py base --train 'level1/*' --heldout level2/bias_gelu -- --model M.gguf --lora-rank 16
+    python bench/real/measure.py ssl runs/q-ssl --train ... --heldout ... -- --model M.gguf
+    (after --: rl.py's flags: --model, --device, --max-new-tokens, --temperature, --eval-time-budget, ...)
+"""
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+import rl  # noqa: E402
+
+PAIRED_STEP = 10**6  # the seeds of a step no run reaches: training never drew them
+SAMPLES = 8
+SUMMARY = Path(__file__).resolve().parent / "summary.json"
+
+
+def split_stats(tasks, results, group_size):
+    """The protocol's numbers for one split: results are group_size per task, in task order."""
+    n, best, faster = len(results), [], []
+    for i, _ in enumerate(tasks):
+        mine = [r for r in results[i * group_size:(i + 1) * group_size] if rl.is_success(r) and r.speedup]
+        best.append(max([r.speedup for r in mine], default=1.0))
+        faster.append([r for r in mine if r.speedup > 1.0])
+    return dict(samples=n, ok=sum(r.status == "ok" for r in results) / n,
+                copies=sum(map(rl.is_copy, results)) / n, faster=sum(map(len, faster)) / n,
+                fast_1=sum(bool(f) for f in faster) / len(tasks),
+                geomean_best=math.exp(sum(math.log(b) for b in best) / len(best)),
+                custom_kernel=sum(r.speedup_kind == "custom_kernel" for f in faster for r in f))
+
+
+def policy_config(cfg, folder):
+    """cfg for a checkpoint: the base model (folder None) or a run folder's weights or adapters (its LoRA rank)."""
+    if folder is None:
+        return replace(cfg, init_from="")
+    earlier = json.loads((Path(folder) / "config.json").read_text())
+    return rl.inherit_lora(replace(cfg, init_from=str(folder)), earlier, given=set())
+
+
+def measure(cfg, folder, splits, samples=SAMPLES):
+    """{split: split_stats} for one checkpoint; splits: {name: [(task, ref)]}. One evaluator call for every sample."""
+    c = replace(policy_config(cfg, folder), group_size=samples, contrastive=False)
+    model, tok = rl.initial_policy(c)
+    tasks = [t for ts in splits.values() for t in ts]
+    rollouts = rl.generate_all(c, model, tok, tasks, rl.build_prompts(c, None, tasks, PAIRED_STEP, tok), PAIRED_STEP)
+    del model
+    results, out, k = rl.measure(c, tasks, rollouts), {}, 0
+    for name, ts in splits.items():
+        out[name] = split_stats(ts, results[k:k + len(ts) * samples], samples)
+        k += len(ts) * samples
+    return out
+
+
+def commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def merge(path, label, cfg, splits, stats, command):
+    """Add one checkpoint's stats to the summary at path (a new summary for another model or other tasks)."""
+    tasks = {f"tasks_{k}": [name for name, _ in ts] for k, ts in splits.items()}
+    old = json.loads(Path(path).read_text()) if Path(path).exists() else {}
+    if old.get("model") != cfg.model or any(old.get(k) != v for k, v in tasks.items()):
+        old = {}
+    summary = dict(model=cfg.model, **tasks, checkpoints={**old.get("checkpoints", {}), label: stats},
+                   commands=old.get("commands", []) + [command], date=time.strftime("%Y-%m-%d"), commit=commit())
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    rl.save_json(path, summary)
+    return summary
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    argv += ["--"] * ("--" not in argv)
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    p.add_argument("label", help="base, sft, ssl, rl_contrastive, rl_plain (the summary's key)")
+    p.add_argument("folder", nargs="?", help="a run folder with ckpt.pt (none: the base model)")
+    p.add_argument("--train", required=True, help="training tasks (rl.py's --task syntax)")
+    p.add_argument("--heldout", required=True, help="held-out tasks (never in the stage-1 data or a run's --task)")
+    p.add_argument("--samples", type=int, default=SAMPLES)
+    p.add_argument("--summary", default=str(SUMMARY))
+    args = p.parse_args(argv[:argv.index("--")])
+    cfg = rl.parse_config(argv[argv.index("--") + 1:] + ["--stage", "collect"])  # a stage that takes top_p < 1 too
+    cfg = rl.resolve_config(rl.check_config(replace(cfg, task=args.train)), rl.given_fields(cfg))
+    splits = {"train": rl.load_tasks(cfg), "heldout": rl.load_tasks(replace(cfg, task=args.heldout))}
+    stats = measure(cfg, args.folder, splits, args.samples)
+    merge(args.summary, args.label, cfg, splits, stats, "python bench/real/measure.py " + " ".join(argv))
+    print(json.dumps({args.label: stats}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

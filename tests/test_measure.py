@@ -1,0 +1,51 @@
+"""bench/real/measure.py, the proof's measurement protocol: its numbers from hand-made results, and end to end with
+the tiny model on two CPU tasks (real evaluations), the random base against the shipped demo policy."""
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "bench" / "real")]
+import measure  # noqa: E402
+import rl  # noqa: E402
+from evaluator import Result  # noqa: E402
+
+
+def ok(speedup, kind="framework_ops", copy=False):
+    return Result(status="ok", correct=True, speedup=speedup, speedup_kind=kind, same_as_reference=copy)
+
+
+def test_split_stats_by_hand():
+    """Task a: a 2x custom kernel, a 0.5x rewrite, a copy, a build error; task b: two wrong, a 1.0x, a 1.5x."""
+    results = [ok(2.0, "custom_kernel"), ok(0.5), ok(1.0, "reference_ops", copy=True), Result("compile_error"),
+               Result("wrong_output"), Result("wrong_output"), ok(1.0), ok(1.5)]
+    s = measure.split_stats(["a", "b"], results, 4)
+    assert s == dict(samples=8, ok=5 / 8, copies=1 / 8, faster=2 / 8, fast_1=1.0,
+                     geomean_best=pytest.approx(math.sqrt(2.0 * 1.5)), custom_kernel=1)
+    none_faster = measure.split_stats(["a"], [ok(0.9), Result("timeout")], 2)  # the best is slower: it counts
+    assert (none_faster["fast_1"], none_faster["geomean_best"]) == (0.0, pytest.approx(0.9))
+    nothing = measure.split_stats(["a"], [Result("timeout")] * 2, 2)
+    assert (nothing["ok"], nothing["geomean_best"]) == (0.0, 1.0)
+
+
+def test_protocol_end_to_end_base_and_demo_policy(tmp_path):
+    summary = tmp_path / "summary.json"
+    flags = ["--model", "tiny", "--device", "cpu", "--max-new-tokens", "700", "--temperature", "0.7",
+             "--eval-time-budget", "0.05"]
+    split = ["--train", "cpu/relu", "--heldout", "cpu/add_mul", "--samples", "4", "--summary", str(summary)]
+    measure.main(["base"] + split + ["--"] + flags)
+    measure.main(["demo", str(rl.DEMO_POLICY)] + split + ["--"] + flags)
+    s = json.loads(summary.read_text())
+    assert (s["model"], s["tasks_train"], s["tasks_heldout"]) == ("tiny", ["cpu/relu"], ["cpu/add_mul"])
+    assert set(s["checkpoints"]) == {"base", "demo"} and len(s["commands"]) == 2 and s["commit"]
+    for split_stats in s["checkpoints"].values():
+        assert set(split_stats) == {"train", "heldout"}
+        for st in split_stats.values():
+            assert set(st) == {"samples", "ok", "copies", "faster", "fast_1", "geomean_best", "custom_kernel"}
+            assert st["samples"] == 4
+    base, demo = s["checkpoints"]["base"], s["checkpoints"]["demo"]
+    assert base["train"]["ok"] == base["heldout"]["ok"] == 0.0  # a random byte model writes no program
+    assert demo["train"]["ok"] > 0 and demo["heldout"]["ok"] > 0, demo  # the demo policy has learnt both tasks
