@@ -48,6 +48,8 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
     5. Sampling uses temperature/top_p only (the model's own top_k / repetition penalty are switched off) and the
        loss scores tokens under the same temperature, so ratios compare the distribution that was sampled.
     6. Weights stay fp32 with bf16 autocast on CUDA: AdamW steps of lr 1e-6 vanish when added to bf16 weights.
+       With --lora-rank R (ours; the paper fine-tunes every weight) the base is frozen in bf16 and only the adapters
+       (fp32) train; the KL anchor is then the base with the adapters off.
     7. --device cpu runs the whole loop without a GPU: CPU tasks, C++/PyTorch candidates timed by wall clock.
     8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights).
     9. Fine-tuning (sft, ssl) is the mean negative log-likelihood over completion tokens (prompt masked), at
@@ -177,7 +179,7 @@ def check_config(cfg):
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
     for name in ("lora_rank", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
-                 "round_to_one", "eval_time_budget", "eval_jobs", "ckpt_every"):  # checked here, before the run folder exists
+                 "round_to_one", "eval_time_budget", "eval_jobs", "ckpt_every"):  # before the run folder exists
         if getattr(cfg, name) < 0:
             raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
     for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout", "lora_alpha"):
@@ -418,8 +420,10 @@ LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", 
 def lora_term(linear, args, out):
     if not linear.lora_on:
         return out
-    x = args[0].to(linear.lora_a.dtype)  # fp32 on the CPU; under CUDA autocast the matmuls run in bf16
-    return out + ((x @ linear.lora_a.T) @ linear.lora_b.T * linear.lora_scale).to(out.dtype)
+    x = args[0]
+    if x.dtype != linear.lora_a.dtype and not torch.is_autocast_enabled(x.device.type):
+        x = x.to(linear.lora_a.dtype)  # (under autocast the matmuls take bf16 as they are: no cast kernels)
+    return out + (((x @ linear.lora_a.T) * linear.lora_scale) @ linear.lora_b.T).to(out.dtype)
 
 
 def add_lora(model, rank, alpha, seed, base_dtype=torch.float32):
@@ -894,8 +898,8 @@ def task_stats(batch, results):
 def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phases=None):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
     clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update; phases: the
-    evaluator's build_s, evaluate_s and builds (evaluate_many). The line ends with where the step's time went:
-    generation (and its tokens per second, every sample's tokens up to its eos), the builds, the rest of the
+    evaluator's build_s, evaluate_s, builds and compiled (evaluate_many). The line ends with where the step's time
+    went: generation (and its tokens per second, every sample's tokens up to its eos), the builds, the rest of the
     evaluation, the update.
 
     mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
@@ -917,7 +921,8 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
     append_log(cfg, rec)
     speedup, _, found = max(best.values(), key=lambda b: b[0]) if best else (None, None, None)
     top = f"{speedup:.2f}x{' from --init-from' * (found == 0)}" if best else "-"  # step 0: the earlier stage's code
-    built = f" (builds {times['build_s']:.1f} s)" if times.get("builds") else ""
+    built = (f" (builds {times['build_s']:.1f} s, {times['compiled']} compiled, the rest cached)"
+             if times.get("builds") else "")
     print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%} | best {top} | "
           f"{times['step_s']:.1f} s/step: generate {times['gen_s']:.1f} s ({times['gen_tok_s']:,.0f} tok/s), "
           f"evaluate {times['eval_s']:.1f} s{built}, update {times['update_s']:.1f} s", flush=True)

@@ -93,3 +93,29 @@ def test_checkpoints_hold_adapters_and_init_from_continues_them(tmp_path, monkey
     assert all(torch.equal(model.state_dict()[k], v) for k, v in full_state.items())
     with pytest.raises(rl.ConfigError, match="LoRA adapters that do not fit"):
         rl.load_weights(tiny(), state["model"], lora / "ckpt.pt")
+
+
+@torch.no_grad()
+def test_sampling_and_the_loss_see_the_same_adapted_distribution():
+    """generate (KV-cached, one token at a time) and token_logps (the training forward, all tokens at once) agree on
+    every sampled token's log-prob with trained-looking adapters (B random): the hooks act the same in both."""
+    from transformers import GenerationConfig
+    cfg = rl.Config(model="tiny", device="cpu", temperature=0.7, lora_rank=4)
+    model, tok = rl.initial_policy(cfg)
+    g = torch.Generator().manual_seed(1)
+    for m in model.modules():
+        if hasattr(m, "lora_b"):
+            m.lora_b.copy_(0.3 * torch.randn(m.lora_b.shape, generator=g))
+    prompt = tok("def f(x):\n", return_tensors="pt", add_special_tokens=False).input_ids[0]
+    gen = GenerationConfig(do_sample=True, temperature=0.7, max_new_tokens=10, min_new_tokens=10,
+                           pad_token_id=tok.pad_token_id, **rl.PURE_SAMPLING)
+    torch.manual_seed(0)
+    out = model.generate(prompt[None], attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                         generation_config=gen, output_logits=True, return_dict_in_generate=True)
+    ids = out.sequences[0, len(prompt):]  # the raw logits at temperature 0.7 (min_new_tokens masks eos in scores)
+    sampled = torch.stack([torch.log_softmax(s[0] / 0.7, -1)[t] for s, t in zip(out.logits, ids)])
+    scored, _ = rl.token_logps(cfg, model, [(prompt, ids, torch.ones(len(ids), dtype=torch.bool))])
+    torch.testing.assert_close(scored[0], sampled, rtol=0, atol=1e-5)
+    with rl.adapters_off(model):
+        base, _ = rl.token_logps(cfg, model, [(prompt, ids, torch.ones(len(ids), dtype=torch.bool))])
+    assert (base[0] - sampled).abs().max() > 1e-2  # the adapters matter here

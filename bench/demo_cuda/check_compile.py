@@ -2,6 +2,7 @@
 
     python bench/demo_cuda/check_compile.py                  # every candidate with a CUDA string
     python bench/demo_cuda/check_compile.py relu_large elu    # only these task folders
+    python bench/demo_cuda/check_compile.py --folder bench/real/candidates conv2d   # another candidates folder
 
 Takes the module-level `CUDA = r"..."` string, prepends what load_inline prepends (torch/types.h, cuda.h,
 cuda_runtime.h) and runs `nvcc -c -arch=sm_90 -std=c++17 -O3` against torch's headers. A CPU-only torch lacks the
@@ -81,9 +82,11 @@ def compile_together(named, stub, work):
 
 
 def main():
-    only = set(sys.argv[1:])
+    args = sys.argv[1:]
+    folder = Path(args.pop(args.index("--folder") + 1)) if "--folder" in args else HERE / "candidates"
+    only = set(a for a in args if a != "--folder")
     found = []
-    for path in sorted((HERE / "candidates").glob("*/*.py")):
+    for path in sorted(folder.glob("*/*.py")):
         if only and path.parent.name not in only:
             continue
         src = cuda_source(path)
