@@ -3,97 +3,32 @@
     python evaluator.py tasks/cpu/relu.py my_relu.py --device cpu --json
     python -c "import evaluator as e; print(e.evaluate(open(ref).read(), open(cand).read(), device='cuda'))"
 
-The candidate is adversarial code written by a policy that is paid for speed. Three kinds of process take part:
-the caller starts them, serves their builds and bounds their time; the *judge* (trusted, never runs candidate code)
-loads the reference, makes every input from secret seeds, computes a float64 oracle, owns the clock and gives the
-verdict; two *workers* run the same harness code, one holding the reference `Model`, one the candidate `ModelNew`.
-Each worker has its own buffers, shared with the judge alone; a worker answers a call only once forward has
-returned, the whole device is synchronised and the output is checked and copied into the judge's buffers. The
-precise clock is CUDA events on forward's stream from the end of a hold that fills every SM while forward launches
-(GPU time), or on CPU the worker's clock; the judge's own clock, from before it writes a call's inputs to the
-answer, bounds the candidate's charge from below, so nothing its process reports can make it cheaper (`charge`).
-Workers (and anything they start) are killed at the end: nothing a candidate changes reaches the next evaluation.
-Order: reference first, correctness gate, then timing (llm.c's discipline). tests/corpus holds one file per attack.
+The candidate is adversarial code written by a policy that is paid for speed. The caller starts the processes,
+serves their builds and bounds their time; the *judge* (trusted, never runs candidate code) loads the reference,
+makes every input from secret seeds, computes a float64 oracle, owns the clock and gives the verdict; two *workers*
+run the same harness, one the reference `Model`, one the candidate `ModelNew`, each with buffers it shares with the
+judge alone, killed at the end. Order: reference first, correctness gate, then timing (llm.c's discipline).
+THREATS.md says in full what is protected and how, what is not, and where this departs from CUDA-L1's evaluator;
+tests/corpus holds one file per attack. A verdict's reason starts with its check:
 
-Protects against (the check's name starts `reason`):
- 1. crashes, hangs, illegal memory accesses, OOM, output floods: `crash`, `timeout`, `cuda_error`, `oom`, each
-    costing one result; a whole evaluation ends within eval_timeout_s (builds aside) on the caller's clock, which
-    no candidate can stop.
- 2. malformed candidates: `syntax`, `no_modelnew`, `signature`, `build` (compiler error, trimmed), `import`. Builds
-    (load_inline / load at import, in __init__ or in forward) are compiled outside the sandbox, never loaded there,
-    and loaded by the worker from a folder it cannot write.
- 3. wrong results: 4 input sets from 3 distributions (the task's own, wide scale, edge values: zeros and large
-    magnitudes), tolerance per output calibrated against float64 and capped (`values`, `nonfinite`,
-    `output_shape/dtype/device`); lower precision (bf16/fp16/TF32 inside fp32) fails the fp32 tolerance. A
-    reference that is stochastic or overflows (non-finite where float64 is not) is refused (`reference`).
- 4. lazy or deferred outputs: the output must be exactly `torch.Tensor` (`lazy_output`), not share storage with an
-    input (`output_storage`), and not change after forward returned or after the call answered (`side_stream` on
-    CUDA, `background_thread`).
- 5. work the clock does not see, or that slows the other side: whatever the candidate's process spends between the
-    judge writing its inputs and its answer is charged (side streams, threads, work hidden in the harness, forged
-    reports: `charge`); a timed call starts behind a hold of every SM, so a stream that never waits for forward's
-    stream cannot work before the clock; threads and processes of one worker cannot run while the other is timed
-    (its process group is stopped, SIGSTOP/SIGCONT), nothing it starts can leave that group (setsid and setpgid are
-    denied by seccomp), and it cannot change another process's scheduling, priority or limits (seccomp), signal or
-    ptrace a process outside its own (Landlock); processes of the group still running at an audit are
-    `background_process`, and so is asking the evaluator's forkserver for a process (it forks for its caller only).
- 6. caching and phase tricks: every timed call gets inputs drawn afresh from the task's own get_inputs() with a
-    secret seed, in reused buffers, written only once its clock runs, and its output is checked; an output equal
-    to an earlier call's answer is `output_replay`; correct while checked but wrong while timed, or dependent on
-    `self.training` when the reference is not, is `phase_branch`.
- 7. harness tampering inside the worker: replaced attributes of torch, torch.nn.functional, torch._C, torch.Tensor,
-    nn.Module, torch.cuda, time, builtins, this module or its Worker class, or a profile/trace hook (`monkeypatch`);
-    changed global flags: TF32, cuDNN, matmul precision, threads, default dtype (`backend_flags`); the connection
-    classes its replies travel through, attributes added to the worker object (a shadowed `run`). Only functions
-    whose code torch had before the candidate ran count as torch patching itself. The audits' baselines are taken
-    before any candidate code and their digest is kept by the judge (a changed baseline is `monkeypatch`).
- 8. input tricks: inputs are written by the judge and compared after every call (`input_mutation`); a size constant
-    of the reference redefined in the candidate module (`shape_globals`) is rejected; the candidate never sees the
-    reference module, the seeds, the other side's buffers or the expected outputs: the judge and the reference's
-    worker are non-dumpable, no process of an evaluation keeps CAP_SYS_PTRACE or the capabilities that read
-    another's memory (`_seal`), CPU buffers are unnamed memfds sent over each worker's own socket, and the
-    candidate's worker may write files only under a temp dir of its own (its TMPDIR) and /dev (Landlock: not the
-    tasks, this file, the build cache, the other worker's log).
- 9. L2 reuse: a 2x-L2 buffer is rewritten (~4 GB of writes, which also brings the clocks up from idle) before every
-    timed call on CUDA, for both sides, after lines marked persisting are reset to normal; a persisting-L2
-    carve-out (a device-wide limit) is a changed global setting (`backend_flags`).
-10. no credit for copying: a candidate whose Model class is the reference's, renamed, or that runs exactly the
-    reference's aten ops (one profiled call per side), is `same_as_reference`. Every `ok` says its `speedup_kind`:
-    `custom_kernel` (a kernel from its own source ran), `framework_ops`, or `reference_ops`.
-
-Does not protect against:
- 1. code in the candidate's process forging what its worker reports: the checks the worker runs there (audits,
-    probes, aliasing, the profile behind `speedup_kind` and `same_as_reference`) can be lied about by code that
-    rewrites the harness or its replies (native code always can). What that cannot buy: values are compared by the
-    judge, and the judge's clock bounds the charge.
- 2. a candidate that is slow or wrong only on inputs the four distributions never produce.
- 3. memory limits on CPU: a candidate that exhausts host RAM is killed by the OS (reported as `crash`).
- 4. processes that some other service on the machine starts on the candidate's request (a daemon that runs
-    commands), and, where seccomp is missing (not Linux), a process that leaves the group with setsid; without
-    Landlock (before Linux 5.13) files, and before 6.12 signals, are not fenced. Threads a call leaves running are
-    allowed (torch.compile starts some) and named only when the output was incomplete at the answer.
- 5. a watched attribute replaced by another function torch already had; a candidate that runs other ops while
-    profiled than while timed can choose its `speedup_kind`.
- 6. timing noise between the two processes: on an H200 identical code scored within +-2% on 49 of 49 tasks, and
-    15 kernels evaluated twice repeated within 1.5% (bench/RESULTS.md). Without Triton (CUDA) there is no hold and
-    the events include the CPU's launch latency, which varies between processes. Work on a stream that never waits
-    for forward's stream still starts a few microseconds before the clock, and the hold holds SMs, not copy
-    engines. The hold is launched through Triton's Python launcher, which is not watched.
- 7. hidden work smaller than 2% of the reference's time or a share of its harness overhead (on an H200 up to ~48
-    us on the worker's clock, ~65 us on the judge's, which alone sees work a forged report hides), or than the
-    noise of the judge's clock (more on a busy CPU): `charge`.
- 8. a build runs the candidate's module (and constructor) once, ahead of its evaluation, in a build process: under
-    Landlock (it writes the build cache, which it could poison for others, and a temp dir of its own) in a session
-    that is killed afterwards, but not in the worker's group fence; compiler flags are the candidate's (a -B flag
-    runs programs it wrote there).
-
-Departures from CUDA-L1's released evaluator (flags where they are knobs):
- 1. tolerance is calibrated per output against a float64 oracle, floor 1e-4 for fp32 (`--tol`), ceiling 0.05
-    (`--tol-ceiling`), not atol=rtol=1e-2.
- 2. timing: the precise clock (CUDA events after a 0.5 ms GPU hold; on CPU the worker's clock) bounded by the
-    judge's (`charge`); median over paired rounds in random order, L2 flushed; no variance gate or 3x re-check
-    (the spread is reported instead).
- 3. every timed call is also a correctness check, with fresh inputs.
+    check                                       what it catches                                   where
+    crash timeout cuda_error oom                a crash, hang, bad access, OOM: one result lost   _Remote, _run_judge
+    syntax no_modelnew signature import build   malformed candidates (compiler errors trimmed)   static_check, Worker
+    values nonfinite output_shape/dtype/device  wrong on 4 input sets of 3 distributions, within  _correctness_gate
+                                                a tolerance calibrated against float64, capped
+    reference                                   a stochastic or overflowing reference, refused    _check_reference
+    lazy_output output_storage side_stream      outputs not final and separate when forward       Worker.run, _Sides
+      background_thread                         returns or after the call answered
+    background_process                          processes left running or asked of the forkserver _audit_processes
+    output_replay phase_branch                  earlier answers; outputs that change when timed,  _Sides.verdict_on,
+                                                profiled or in eval mode                           _phase_probe
+    monkeypatch backend_flags                   a patched harness or torch, changed global flags  Worker.audit
+    input_mutation shape_globals                inputs written to, the reference's sizes changed  _Sides.call, Worker
+    same_as_reference (ok, no credit)           the reference renamed, or exactly its ops         static_check, _profile
+    (the charge)                                work the precise clock does not see: the judge's  charge
+                                                clock bounds what the candidate is charged
+Hardening, under its own rulers below the story: process sandbox (seccomp, Landlock, capabilities, process groups),
+builds served outside it, watched attributes and flags, the L2 flush and the GPU hold.
 """
 import argparse
 import ast
@@ -109,6 +44,7 @@ import importlib.util
 import inspect
 import json
 import linecache
+import math
 import multiprocessing as mp
 import os
 import random
@@ -124,7 +60,7 @@ import threading
 import time
 import traceback
 import types
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
@@ -258,6 +194,7 @@ class Options:
     min_rounds: int = 10         # paired timed rounds, at least
     max_rounds: int = 200        # ... and at most
     time_budget_s: float = 1.0   # stop adding rounds after min_rounds once each side has run this long
+    precision: float = 0.0       # ... or once the speedup is known within +-this (95%; 0 = off: the budget decides)
     tol_ceiling: float = 0.05    # ... and at most this (a zero output is ~0.5 off)
     clock_slack: float = 0.02    # hidden work under this share of the reference's time is not charged (charge),
     worker_overhead_slack: float = 0.05  # ... nor under this share of the reference's overhead on the worker's
@@ -1400,20 +1337,88 @@ def _tolerance(r, want, o, where):
     return min(max(LOW_PRECISION_TOL.get(r.dtype, o.tol), o.tol_slack * own), o.tol_ceiling)
 
 
+@dataclass
+class _Sides:
+    """What the judge holds of one evaluation: both workers with their process groups, input buffers (two sets per
+    side) and output buffers, the audits' baselines, and what the checks learn on the way."""
+    w: dict                  # {"ref": _Remote, "cand": _Remote}
+    pid: dict                # process-group leaders
+    stage: dict              # per side: its two input buffer sets
+    recv: dict               # per side: its output buffers
+    digest: dict             # per side: the harness baselines taken before any task code
+    ref_mod: types.ModuleType
+    device: str
+    idx: list = field(default_factory=list)   # per output: positions its fingerprints sample
+    seen: list = field(default_factory=list)  # fingerprints of every answer so far (output_replay)
+
+    def call(self, side, b, xs, where, probe=True):
+        """One untimed call; its inputs written, as for a timed one, while the side is stopped; then the judge checks
+        the inputs are intact."""
+        w, is_ref = self.w[side], side == "ref"
+        _write_stopped(self.pid[side], self.stage[side][b], xs, self.device)
+        _, _, alias, started = w("run", b, probe)
+        if not _intact(self.stage[side][b], xs):
+            who = "the reference modifies its inputs; fix the task" if is_ref else "the candidate modified its inputs"
+            raise Verdict("runtime_error" if is_ref else "rejected", "reference" if is_ref else "input_mutation",
+                          f"{who} ({where})")
+        if alias:
+            raise w._fail("rejected", "output_storage", "the output shares storage with an input; return a new tensor")
+        return started
+
+    def verdict_on(self, j, c, want, tol, where, started):
+        """The miss of output j against want (None if it matches); raise if the miss is an earlier call's answer or
+        comes with threads the call left running (work meant to finish in the background)."""
+        bad = _mismatch(c, want, tol)
+        if bad and bad[0] == "values" and _replays(c, want, self.idx[j], [fp[j] for fp in self.seen], tol):
+            raise Verdict("rejected", "output_replay", f"{where} got the answer of an earlier call")
+        if bad and started:
+            raise Verdict("rejected", "background_thread", f"{where}: the output was incomplete when forward returned "
+                          f"({bad[1]}) and {started} thread(s) forward started were still running")
+        return bad
+
+    def audit(self):
+        if self.w["cand"]("audit") != self.digest["cand"]:
+            raise Verdict("rejected", "monkeypatch", "the harness' baselines in the candidate's process were changed")
+        _audit_processes(self.pid["cand"])
+
+
 def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
-    """Run one evaluation (inside the judge process) and return a Result. Raises Verdict on failure."""
-    rng, phases, t0, cuda = random.Random(secrets.randbits(64)), {}, _perf(), device.startswith("cuda")
+    """Run one evaluation (inside the judge process) and return a Result; raises Verdict on failure. In order: both
+    sides set up (the reference run once here first), the correctness gate, the phase probe, the profile, the timed
+    rounds, the charge."""
+    phases, t0 = {}, _perf()
 
     def lap(name):  # seconds spent in each phase of the evaluation, for the caller's breakdown
         nonlocal t0
         phases[name], t0 = round(_perf() - t0, 3), _perf()
+    s, checks, model64, hold = _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir)
+    lap("setup")
+    tols, worst = _correctness_gate(s, checks, model64, o)
+    _phase_probe(s, checks[-1][1], tols)
+    lap("check")
+    kind, note = _profile(s, cand_src, hold)
+    lap("profile")
+    clock = _timed_rounds(s, o, hold, tols, len(checks))
+    s.audit()
+    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
+                                                      (o.worker_overhead_slack, o.judge_overhead_slack))
+    lap("time")
+    return Result("ok", reason=note, correct=True, speedup=ref_ms / cand_ms, ref_ms=ref_ms, cand_ms=cand_ms,
+                  ref_spread=ref_spread, cand_spread=cand_spread, same_as_reference=kind == "reference_ops",
+                  speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]),
+                  samples=clock if o.keep_samples else None, phases=phases)
+
+
+def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir):
+    """(_Sides, the correctness gate's input sets, the float64 reference or None, timed behind a GPU hold): the
+    workers prepare their harness while the judge runs the reference once itself (its output spec, whether it is
+    deterministic); then each side gets its own buffers and builds its model, and a first audit follows."""
     ref_mod = _exec_module(ref_src, "reference", Path(logdir) / "reference_judge.py")
     init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
     consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
     cand_pid, ref_pid = cand("pid"), ref("pid")  # process-group leaders, asked before any task code runs
     cand.pid = cand_pid
     cand.send("prepare", env), ref.send("prepare", env)  # both start their harness while the judge works
-    # the reference once here: its output spec, whether it is deterministic; then the float64 oracle from it
     torch.manual_seed(init_seed)
     model = ref_mod.Model(*init_args).to(device)
     gen = torch.Generator(device=device).manual_seed(secrets.randbits(62))
@@ -1427,74 +1432,53 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
               ("edge", _vary(pool[1], "edge", gen))]
     digest = {"cand": cand.reply(), "ref": ref.reply()}  # the audits' baselines, taken before any task code
     bufs = {"ref": _side_buffers(pool[0], spec, device), "cand": _side_buffers(pool[0], spec, device)}
-    stage, recv = {s: b[0] for s, b in bufs.items()}, {s: b[1] for s, b in bufs.items()}  # each side its own memory
-    w_of = {"ref": ref, "cand": cand}
+    s = _Sides(w={"ref": ref, "cand": cand}, pid={"ref": ref_pid, "cand": cand_pid},
+               stage={k: b[0] for k, b in bufs.items()}, recv={k: b[1] for k, b in bufs.items()},  # own memory
+               digest=digest, ref_mod=ref_mod, device=device)
     for side, (_, _, payload, fd) in bufs.items():
-        _send_buffers(w_of[side], payload, fd)
+        _send_buffers(s.w[side], payload, fd)
     cand.send("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdir, True)  # both set up at once
     ref.send("setup", ref_src, "Model", init_args, init_seed, {}, env, logdir, False)
     ref.reply()
     cand.reply(o.build_timeout_s)
-
-    def audit():
-        if cand("audit") != digest["cand"]:
-            raise Verdict("rejected", "monkeypatch", "the harness' baselines in the candidate's process were changed")
-        _audit_processes(cand_pid)
-    audit()  # what importing and constructing the candidate changed, before it is ever called
+    s.audit()  # what importing and constructing the candidate changed, before it is ever called
     hold = ref("held") and cand("held")  # timed calls behind a GPU hold on both sides or on neither
-    lap("setup")
-    idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in recv["ref"]]
+    s.idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in s.recv["ref"]]
+    return s, checks, model64, hold
 
-    def call(side, b, xs, where, probe=True):
-        """One untimed call; its inputs written, as for a timed one, while the side is stopped; then the judge checks
-        the inputs are intact."""
-        w, pgid = w_of[side], cand_pid if side == "cand" else ref_pid
-        _write_stopped(pgid, stage[side][b], xs, device)
-        _, _, alias, started = w("run", b, probe)
-        if not _intact(stage[side][b], xs):
-            who = "the reference modifies its inputs; fix the task" if w is ref else "the candidate modified its inputs"
-            raise Verdict("runtime_error" if w is ref else "rejected", "reference" if w is ref else "input_mutation",
-                          f"{who} ({where})")
-        if alias:
-            raise w._fail("rejected", "output_storage", "the output shares storage with an input; return a new tensor")
-        return started
 
-    def verdict_on(j, c, want, tol, where, started):
-        """The miss of output j against want (None if it matches); raise if the miss is an earlier call's answer or
-        comes with threads the call left running (work meant to finish in the background)."""
-        bad = _mismatch(c, want, tol)
-        if bad and bad[0] == "values" and _replays(c, want, idx[j], [fp[j] for fp in seen], tol):
-            raise Verdict("rejected", "output_replay", f"{where} got the answer of an earlier call")
-        if bad and started:
-            raise Verdict("rejected", "background_thread", f"{where}: the output was incomplete when forward returned "
-                          f"({bad[1]}) and {started} thread(s) forward started were still running")
-        return bad
-
-    # correctness gate: 4 input sets, 3 distributions, tolerance calibrated against float64 and capped
-    tols, seen, worst = [0.0] * len(spec), [], 0.0
+def _correctness_gate(s, checks, model64, o):
+    """(tolerance per output, worst error in units of it) after 4 input sets of 3 distributions, the tolerance
+    calibrated against float64 and capped; a miss is wrong_output (or a named cheat)."""
+    recv = s.recv
+    tols, worst = [0.0] * len(recv["ref"]), 0.0
     for i, (kind, xs) in enumerate(checks):
         where = f"input set {i + 1}"
-        call("ref", 0, xs, where)
+        s.call("ref", 0, xs, where)
         want = _oracle(model64, xs) or [r.double() for r in recv["ref"]]
-        started = call("cand", 0, xs, where)
+        started = s.call("cand", 0, xs, where)
         for j, (r, c, w) in enumerate(zip(recv["ref"], recv["cand"], want)):
             tol = _tolerance(r, w, o, where)
             tols[j] = max(tols[j], tol)
             exact = not c.is_floating_point()
-            bad = verdict_on(j, c if exact else c.double(), r if exact else w, tol, where, started)
+            bad = s.verdict_on(j, c if exact else c.double(), r if exact else w, tol, where, started)
             if bad:
-                audit()  # a wrong answer after changing global flags or patching torch is named for that
+                s.audit()  # a wrong answer after changing global flags or patching torch is named for that
                 raise Verdict("wrong_output", bad[0], f"{bad[1]} on {where} ({kind} distribution)"
-                              + (f", output {j}" if len(spec) > 1 else ""))
+                              + (f", output {j}" if len(recv["ref"]) > 1 else ""))
             worst = max(worst, _err(c, w) / tol if tol else 0.0)
-        seen.append(_fingerprint(recv["ref"], idx))
-    audit()
+        s.seen.append(_fingerprint(recv["ref"], s.idx))
+    s.audit()
+    return tols, worst
 
-    # phase probe: in eval mode the candidate must still match where the reference does not care about the mode
+
+def _phase_probe(s, xs, tols):
+    """In eval mode the candidate must still match where the reference does not care about the mode."""
+    ref, cand, recv = s.w["ref"], s.w["cand"], s.recv
     train_out = [r.clone() for r in recv["ref"]]
-    ref("mode", False), call("ref", 0, checks[-1][1], "eval mode")
+    ref("mode", False), s.call("ref", 0, xs, "eval mode")
     if all(_mismatch(a, b, t) is None for a, b, t in zip(recv["ref"], train_out, tols)):
-        cand("mode", False), call("cand", 0, checks[-1][1], "eval mode")
+        cand("mode", False), s.call("cand", 0, xs, "eval mode")
         bad = next((m for m in map(_mismatch, recv["cand"], train_out, tols) if m), None)
         if bad:
             raise Verdict("rejected", "phase_branch", f"output depends on self.training although the reference's does "
@@ -1502,9 +1486,11 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
         cand("mode", True)
     ref("mode", True)
 
-    lap("check")
-    # what kind of speedup this is: the candidate's own kernel, library calls, or the reference's own ops
-    profs = ref("profile", 0), cand("profile", 0)
+
+def _profile(s, cand_src, hold):
+    """(speedup kind, the result's note): the candidate's own kernel, library calls, or the reference's own ops."""
+    cuda = s.device.startswith("cuda")
+    profs = s.w["ref"]("profile", 0), s.w["cand"]("profile", 0)
     if "error" in profs[1] and "error" not in profs[0]:
         raise Verdict("rejected", "phase_branch", f"forward failed only while profiled: {profs[1]['error']}")
     errors = [p["error"] for p in profs if "error" in p]
@@ -1512,31 +1498,36 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
     note = ("custom kernel built but never ran; " if profs[1]["has_ext"] and kind != "custom_kernel" else "")
     if cuda and not hold:
         note += "timed without the GPU hold (no Triton?): the CPU's launch latency is included; "
+    return kind, note
 
-    lap("profile")
-    # warm-up, then paired rounds in random order, each with inputs drawn afresh from the task's get_inputs() and a
-    # secret seed, written into the side's own buffers inside its clock, each output checked
-    clock, k = {"ref": [], "cand": []}, 0  # per side: (precise, worker's, judge's ms) of each timed call
+
+def _timed_rounds(s, o, hold, tols, n_checks):
+    """{side: [(precise, worker's, judge's ms)]}: warm-up, then paired rounds in random order, each with inputs
+    drawn afresh from the task's get_inputs() and a secret seed, written into the side's own buffers inside its
+    clock, while the other side is stopped; every output checked."""
+    rng, (ref, cand), recv = random.Random(secrets.randbits(64)), (s.w["ref"], s.w["cand"]), s.recv
+    clock, k = {"ref": [], "cand": []}, 0
     while True:
         timed = k >= o.warmup
         n = len(clock["ref"])
         spent = min(sum(j for *_, j in c) for c in clock.values())
-        if n >= o.max_rounds or (n >= o.min_rounds and spent >= o.time_budget_s * 1e3):
-            break
-        b, xs = k % 2, _make_inputs(ref_mod, device, secrets.randbits(62))
+        if n >= o.max_rounds or (n >= o.min_rounds and (spent >= o.time_budget_s * 1e3 or
+                                                         _precise_enough(clock, o.precision))):
+            return clock
+        b, xs = k % 2, _make_inputs(s.ref_mod, s.device, secrets.randbits(62))
         got, flags = {}, {}
         for side in rng.sample(["ref", "cand"], 2):
-            _signal_group(cand_pid if side == "ref" else ref_pid, signal.SIGSTOP)  # the other side cannot run
+            other = s.pid["cand" if side == "ref" else "ref"]
+            _signal_group(other, signal.SIGSTOP)  # the other side cannot run
             try:
-                ms, *flags[side] = _timed(w_of[side], ref_pid if side == "ref" else cand_pid, stage[side][b], xs, b,
-                                          hold, device)
+                ms, *flags[side] = _timed(s.w[side], s.pid[side], s.stage[side][b], xs, b, hold, s.device)
             finally:
-                _signal_group(cand_pid if side == "ref" else ref_pid, signal.SIGCONT)
+                _signal_group(other, signal.SIGCONT)
             got[side] = [r.clone() for r in recv[side]]  # the answer as it stood when the clock stopped
             if timed:
                 clock[side].append(ms)
         where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
-        if not (_intact(stage["cand"][b], xs) and _intact(stage["ref"][b], xs)):  # the reference was checked
+        if not (_intact(s.stage["cand"][b], xs) and _intact(s.stage["ref"][b], xs)):  # the reference was checked
             raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
         (alias, started), ref_alias = flags["cand"], flags["ref"][0]
         if alias or ref_alias:
@@ -1545,20 +1536,19 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
         if not all(_same(a, r) for a, r in zip(got["cand"], recv["cand"])):
             raise Verdict("rejected", "background_thread", f"the output changed after the call answered ({where})")
         for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
-            bad = verdict_on(j, c, r, 2 * t, where, started)
+            bad = s.verdict_on(j, c, r, 2 * t, where, started)
             if bad:
-                raise Verdict("rejected", "phase_branch", f"correct on the {len(checks)} correctness calls but wrong "
+                raise Verdict("rejected", "phase_branch", f"correct on the {n_checks} correctness calls but wrong "
                               f"on {where} ({bad[1]}): phase-dependent output or a race")
-        seen.append(_fingerprint(got["ref"], idx))
+        s.seen.append(_fingerprint(got["ref"], s.idx))
         k += 1
-    audit()
-    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
-                                                      (o.worker_overhead_slack, o.judge_overhead_slack))
-    lap("time")
-    return Result("ok", reason=note, correct=True, speedup=ref_ms / cand_ms, ref_ms=ref_ms, cand_ms=cand_ms,
-                  ref_spread=ref_spread, cand_spread=cand_spread, same_as_reference=kind == "reference_ops",
-                  speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]),
-                  samples=clock if o.keep_samples else None, phases=phases)
+def _precise_enough(clock, precision):
+    """Is the speedup known within +-precision? 95% confidence from the rounds' paired log ratios of the precise
+    clocks (1.96 x their standard error); precision 0: never (the time budget and max_rounds decide)."""
+    if not precision or len(clock["ref"]) < 2:
+        return False
+    r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
+    return 1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)
 
 
 def _timed(w, pgid, stage, xs, b, hold, device):

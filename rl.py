@@ -143,6 +143,7 @@ class Config:
     eval_timeout: float = 60.0        # seconds one call of a candidate may take before it is a timeout
     eval_build_timeout: float = 900.0  # seconds a candidate's C++/CUDA build may take
     eval_time_budget: float = 1.0     # seconds of timed calls per side, after the evaluator's minimum rounds
+    eval_precision: float = 0.0       # ... or fewer: stop once the speedup is known within +-this (0 = off)
     eval_jobs: int = 0                # parallel candidate builds (0 = the evaluator's choice)
     ckpt_every: int = 10              # checkpoint every this many steps (and at the end)
     collect_attempts: int = 16        # collect: samples per task at most
@@ -179,7 +180,8 @@ def check_config(cfg):
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
     for name in ("lora_rank", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
-                 "round_to_one", "eval_time_budget", "eval_jobs", "ckpt_every"):  # before the run folder exists
+                 "round_to_one", "eval_time_budget", "eval_precision", "eval_jobs",
+                 "ckpt_every"):  # checked here, before the run folder exists
         if getattr(cfg, name) < 0:
             raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
     for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout", "lora_alpha"):
@@ -701,7 +703,8 @@ def evaluate_pairs(cfg, pairs, timing=None, phases=None):
     results = gather(evaluator.evaluate_many(shard(unique), device=device, jobs=cfg.eval_jobs or None,
                                              progress=is_main(), call_timeout_s=cfg.eval_timeout,
                                              build_timeout_s=cfg.eval_build_timeout, phases=phases,
-                                             **(timing or dict(time_budget_s=cfg.eval_time_budget))))
+                                             **(timing or dict(time_budget_s=cfg.eval_time_budget,
+                                                               precision=cfg.eval_precision))))
     found = dict(zip(unique, results))
     return [copy(found[p]) for p in pairs]
 

@@ -1,6 +1,8 @@
 """Evaluator contracts: static checks, the CLI, the Python API, batches. The hack corpus is in test_corpus.py."""
 import json
+import math
 import os
+import statistics
 import subprocess
 import time
 import sys
@@ -242,6 +244,20 @@ def test_keep_samples_returns_every_timed_call_of_both_sides():
         assert len(r.samples[side]) == 4
         for ev, worker, judge in r.samples[side]:
             assert ev < worker < judge  # forward alone; then the guard and copy-out; then messaging and input writes
+
+
+def test_precision_stops_timing_once_the_speedup_is_known_that_well():
+    """precision p: timing stops after min_rounds once the 95% interval of the speedup is within +-p; off (0), the
+    time budget decides. The same candidate, loose precision: min_rounds; off: the budget's many more."""
+    opts = dict(min_rounds=6, max_rounds=200, warmup=1, time_budget_s=0.3, keep_samples=True)
+    loose = E.evaluate(RELU, HONEST, "cpu", precision=0.5, **opts)
+    off = E.evaluate(RELU, HONEST, "cpu", **opts)
+    assert loose.status == off.status == "ok" and loose.rounds == 6 and off.rounds > 3 * loose.rounds, (loose, off)
+    assert E._precise_enough(loose.samples, 0.5) and not E._precise_enough(loose.samples, 0.0)
+    r = [math.log(a[0] / b[0]) for a, b in zip(off.samples["ref"], off.samples["cand"])]
+    half = 1.96 * statistics.stdev(r) / len(r) ** 0.5  # what the rule computes, by hand
+    assert E._precise_enough(off.samples, math.expm1(half) * 1.01) and not E._precise_enough(off.samples,
+                                                                                          math.expm1(half) * 0.99)
 
 
 def test_evaluate_many_spreads_over_devices_and_keeps_the_order():

@@ -188,8 +188,9 @@ def ssl_round(relu_writer, tmp_path_factory):
     seen, trained, many = {}, [], []
     evaluate_all, sft_step, evaluate_many = rl.evaluate_all, rl.sft_step, evaluator.evaluate_many
 
-    def spy_evaluate(cfg, batch, rollouts, timing=None):
-        seen.update(batch=batch, rollouts=rollouts, timing=timing, results=evaluate_all(cfg, batch, rollouts, timing))
+    def spy_evaluate(cfg, batch, rollouts, timing=None, phases=None):
+        seen.update(batch=batch, rollouts=rollouts, timing=timing,
+                    results=evaluate_all(cfg, batch, rollouts, timing, phases))
         return seen["results"]
 
     def spy_sft_step(cfg, model, opt, examples):
