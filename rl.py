@@ -131,6 +131,7 @@ class Config:
     loss_variant: str = "grpo"        # grpo|dapo|drgrpo: how per-token losses are averaged
     lora_rank: int = 0                # LoRA adapters of this rank on the attention and MLP projections (0 = train all)
     lora_alpha: float = 32.0          # LoRA scale alpha / rank
+    lora_targets: str = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"  # the projections LoRA adapts
     lr: float = 1e-6                  # AdamW learning rate
     weight_decay: float = 0.0         # AdamW weight decay
     beta: float = 0.0                 # KL penalty to the initial policy (0 = no reference model loaded)
@@ -288,15 +289,17 @@ def resolve_config(cfg, given=None):
 
 
 def inherit_lora(cfg, earlier, given):
-    """An --init-from folder trained with LoRA holds adapters only: this run keeps training them, at their rank and
-    alpha (taken from its config.json unless given; another rank cannot load them). From full weights, any rank."""
+    """An --init-from folder trained with LoRA holds adapters only: this run keeps training them, at their rank,
+    alpha and targets (taken from its config.json unless given; another rank cannot load them). From full weights,
+    any rank."""
     rank = earlier.get("lora_rank", 0)
     if not rank:
         return cfg
     if "lora_rank" in given and cfg.lora_rank != rank:
         raise ConfigError(f"--init-from {cfg.init_from} holds LoRA adapters of rank {rank}: run with --lora-rank "
                           f"{rank} (they cannot load at rank {cfg.lora_rank})")
-    return replace(cfg, lora_rank=rank, lora_alpha=cfg.lora_alpha if "lora_alpha" in given else earlier["lora_alpha"])
+    return replace(cfg, lora_rank=rank, **{k: earlier[k] for k in ("lora_alpha", "lora_targets")
+                                           if k not in given and k in earlier})
 
 
 def hub_reachable(timeout=3.0):
@@ -405,18 +408,19 @@ def initial_policy(cfg):
     --init-from's checkpoint when given (all of them, or its adapters)."""
     model, tok = load_policy(cfg)
     if cfg.lora_rank:
-        add_lora(model, cfg.lora_rank, cfg.lora_alpha, cfg.seed, base_dtype=torch.bfloat16 if cfg.device == "cuda"
-                 else torch.float32)
+        add_lora(model, cfg.lora_rank, cfg.lora_alpha, cfg.seed, cfg.lora_targets,
+                 base_dtype=torch.bfloat16 if cfg.device == "cuda" else torch.float32)
     if cfg.init_from:
         state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location=cfg.device, weights_only=False)  # ours
         load_weights(model, state["model"], Path(cfg.init_from) / "ckpt.pt")
     return model, tok
 
-# LoRA (Hu et al. 2021) on the attention and MLP projections: each adapted nn.Linear W keeps its weights, frozen, and
-# gains lora_a (r, in) and lora_b (out, r), trained in fp32: y = W x + (alpha / r) B A x. B starts at zero, so a fresh
-# adapter changes nothing. A forward hook adds the term, so the weights keep their names (a full state still loads)
-# and a checkpoint holds only the adapters (a few MB). With adapters off, the model is its base: the KL anchor.
-LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")  # Llama, Qwen2
+# LoRA (Hu et al. 2021) on the attention and MLP projections (--lora-targets, by their names in Llama and Qwen2;
+# attention alone, q_proj,k_proj,v_proj,o_proj, is a quarter of the adapters): each adapted nn.Linear W keeps its
+# weights, frozen, and gains lora_a (r, in) and lora_b (out, r), trained in fp32: y = W x + (alpha / r) B A x. B starts
+# at zero, so a fresh adapter changes nothing. A forward hook adds the term, so the weights keep their names (a full
+# state still loads) and a checkpoint holds only the adapters and their AdamW moments (rank 16 on every projection of
+# Qwen2.5-Coder-0.5B: 8.8M parameters, a 106 MB ckpt.pt). With adapters off, the model is its base: the KL anchor.
 
 
 def lora_term(linear, args, out):
@@ -428,15 +432,17 @@ def lora_term(linear, args, out):
     return out + (((x @ linear.lora_a.T) * linear.lora_scale) @ linear.lora_b.T).to(out.dtype)
 
 
-def add_lora(model, rank, alpha, seed, base_dtype=torch.float32):
-    """Freeze the model (its weights cast to base_dtype) and give every LORA_TARGETS projection an adapter; A is
-    drawn like nn.Linear's weights from a generator seeded with `seed` (the global RNG is left alone)."""
+def add_lora(model, rank, alpha, seed, targets, base_dtype=torch.float32):
+    """Freeze the model (its weights cast to base_dtype) and give every projection named in targets (comma-separated)
+    an adapter; A is drawn like nn.Linear's weights from a generator seeded with `seed` (the global RNG is left
+    alone)."""
+    targets = targets.split(",")
     model.requires_grad_(False).to(base_dtype)
     g = torch.Generator().manual_seed(seed)
     adapted = [m for name, m in model.named_modules()
-               if isinstance(m, torch.nn.Linear) and name.rsplit(".", 1)[-1] in LORA_TARGETS]
+               if isinstance(m, torch.nn.Linear) and name.rsplit(".", 1)[-1] in targets]
     if not adapted:
-        raise PolicyError(f"no projection named {'/'.join(LORA_TARGETS)} in this model: LoRA has nothing to adapt")
+        raise PolicyError(f"no projection named {'/'.join(targets)} in this model: LoRA has nothing to adapt")
     for m in adapted:
         bound = 1 / m.in_features ** 0.5  # nn.Linear's init: kaiming_uniform with a = sqrt(5)
         a = torch.empty(rank, m.in_features).uniform_(-bound, bound, generator=g)

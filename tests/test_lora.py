@@ -21,8 +21,12 @@ def tiny(rank=0, **kw):
 def test_a_fresh_adapter_changes_nothing():
     base, adapted = tiny(), tiny(rank=8)
     layers = base.config.num_hidden_layers
-    assert sum(hasattr(m, "lora_a") for m in adapted.modules()) == len(rl.LORA_TARGETS) * layers
+    assert sum(hasattr(m, "lora_a") for m in adapted.modules()) == len(rl.Config().lora_targets.split(",")) * layers
     assert torch.equal(base(IDS).logits, adapted(IDS).logits)  # B = 0: the term adds exact zeros
+    attention = tiny(rank=8, lora_targets="q_proj,v_proj")
+    assert sum(hasattr(m, "lora_a") for m in attention.modules()) == 2 * layers
+    with pytest.raises(rl.PolicyError, match="no projection named"):
+        tiny(rank=8, lora_targets="c_attn")
 
 
 def test_only_adapters_learn_and_the_base_stays_the_base():

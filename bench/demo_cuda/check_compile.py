@@ -63,13 +63,14 @@ def compile_alone(src, stub, work):
 
 
 def compile_together(named, stub, work):
-    """{name: (ok, first errors)} for [(name, src)] compiled as one file, each source in namespace c<i>."""
+    """{name: (ok, first errors)} for [(name, src)] compiled as one file, each source in namespace cand_<i> (not c<i>:
+    the eleventh would join torch's own c10)."""
     lines, spans = PRELUDE.splitlines(), {}
     for i, (name, src) in enumerate(named):
         body = src.splitlines()
         lines += [ln for ln in body if ln.startswith("#include")]  # includes at file scope, not in the namespace
         first = len(lines) + 2  # 1-based number of the first line inside the namespace
-        lines += [f"namespace c{i} {{"] + [ln for ln in body if not ln.startswith("#include")] + ["}"]
+        lines += [f"namespace cand_{i} {{"] + [ln for ln in body if not ln.startswith("#include")] + ["}"]
         lines += [f"#undef {ln.split()[1]}" for ln in body if ln.startswith("#define")]
         spans[name] = (first, len(lines))
     rc, errors = run_nvcc("\n".join(lines) + "\n", stub, work)
