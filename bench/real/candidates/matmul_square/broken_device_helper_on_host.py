@@ -1,0 +1,60 @@
+"""broken: CUDA tiled SGEMM whose host launcher computes the grid with a helper declared __device__ only; nvcc: calling a __device__ function from a __host__ function is not allowed."""
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CUDA = r"""
+#include <c10/cuda/CUDAStream.h>
+
+#define TILE 32
+
+__device__ __forceinline__ int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+__global__ void sgemm_tile_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                                  int M, int N, int K) {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE + 1];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const long row = (long)blockIdx.y * TILE + ty;
+    const long col = (long)blockIdx.x * TILE + tx;
+    float acc = 0.f;
+    for (int t = 0; t < ceil_div(K, TILE); ++t) {
+        const int ka = t * TILE + tx, kb = t * TILE + ty;
+        As[ty][tx] = (row < M && ka < K) ? A[row * K + ka] : 0.f;
+        Bs[ty][tx] = (kb < K && col < N) ? B[(long)kb * N + col] : 0.f;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < TILE; ++k) acc = fmaf(As[ty][k], Bs[k][tx], acc);
+        __syncthreads();
+    }
+    if (row < M && col < N) C[row * N + col] = acc;
+}
+
+torch::Tensor sgemm(torch::Tensor A, torch::Tensor B) {
+    TORCH_CHECK(A.is_cuda() && B.is_cuda(), "CUDA tensors expected");
+    TORCH_CHECK(A.scalar_type() == torch::kFloat32 && B.scalar_type() == torch::kFloat32, "float32 expected");
+    TORCH_CHECK(A.dim() == 2 && B.dim() == 2 && A.size(1) == B.size(0), "shapes (M, K) and (K, N) expected");
+    auto a = A.contiguous();
+    auto b = B.contiguous();
+    const int M = a.size(0), K = a.size(1), N = b.size(1);
+    auto c = torch::empty({M, N}, a.options());
+    dim3 block(TILE, TILE);
+    dim3 grid(ceil_div(N, TILE), ceil_div(M, TILE));
+    TORCH_CHECK(grid.y <= 65535u, "too many row tiles for gridDim.y");
+    sgemm_tile_kernel<<<grid, block, 0, c10::cuda::getCurrentCUDAStream()>>>(
+        a.data_ptr<float>(), b.data_ptr<float>(), c.data_ptr<float>(), M, N, K);
+    return c;
+}
+"""
+CPP = "torch::Tensor sgemm(torch::Tensor A, torch::Tensor B);"
+
+ext = load_inline(name="real_matmul_square_broken_device_helper_on_host", cpp_sources=CPP, cuda_sources=CUDA,
+                  functions=["sgemm"], extra_cuda_cflags=["-O3"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return ext.sgemm(A, B)
