@@ -49,3 +49,19 @@ def test_protocol_end_to_end_base_and_demo_policy(tmp_path):
     base, demo = s["checkpoints"]["base"], s["checkpoints"]["demo"]
     assert base["train"]["ok"] == base["heldout"]["ok"] == 0.0  # a random byte model writes no program
     assert demo["train"]["ok"] > 0 and demo["heldout"]["ok"] > 0, demo  # the demo policy has learnt both tasks
+
+
+def test_held_out_tasks_never_reach_the_stage1_data(tmp_path, monkeypatch):
+    """split.json splits every level-1/2 task into training or held-out, never both; make_stage1 reads candidates of
+    training tasks only and refuses a folder for a held-out one."""
+    import make_stage1
+    split = make_stage1.SPLIT
+    tasks = sorted(f"{p.parent.name}/{p.stem}" for p in (REPO / "tasks").glob("level[12]/*.py"))
+    assert sorted(split["train"] + split["heldout"]) == tasks and len(split["heldout"]) >= 10
+    found = {task for task, *_ in make_stage1.candidates([])}
+    assert found and found <= set(split["train"])
+    (tmp_path / split["heldout"][0].split("/")[1]).mkdir()
+    (tmp_path / split["heldout"][0].split("/")[1] / "faster_x.py").write_text("class ModelNew: pass\n")
+    monkeypatch.setattr(make_stage1, "FOLDERS", [tmp_path])
+    with pytest.raises(SystemExit, match="outside split.json's training tasks"):
+        make_stage1.candidates([])
