@@ -1908,85 +1908,6 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     return results
 
 
-# ---------------------------------------------------------------------------- re-scoring other systems' kernels
-
-
-def release_items(path):
-    """(level, task, ref_src, cand_src or None) from a release file: one JSON object per line with level_id,
-    task_id, ref_code, custom_code (custom_code may be null)."""
-    items = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                rec = json.loads(line)
-                items.append((str(rec["level_id"]), str(rec["task_id"]), rec["ref_code"], rec.get("custom_code")))
-            except (ValueError, KeyError) as e:
-                raise TaskError(f"{path}:{n}: not a release record ({type(e).__name__}: {e})") from None
-    return items
-
-
-def folder_items(tasks_dir, cand_dir):
-    """(level, task, ref_src, cand_src or None) for a KernelBench-style pair of folders, matched by relative path."""
-    items = []
-    for f in find_tasks("all", tasks_dir):
-        rel = f.relative_to(tasks_dir)
-        cand = Path(cand_dir) / rel
-        level = rel.parts[0] if len(rel.parts) > 1 else Path(tasks_dir).name
-        items.append((level, rel.with_suffix("").as_posix(), load_task(f),
-                      cand.read_text() if cand.is_file() else None))
-    return items
-
-
-def _compiled_reference(ref_src):
-    """The reference under torch.compile, as a candidate: its ratio to eager is the torch.compile baseline."""
-    return ref_src + ("\n\nclass ModelNew(Model):\n    def __init__(self, *args):\n        super().__init__(*args)\n"
-                      "        self.compiled = torch.compile(super().forward)\n\n"
-                      "    def forward(self, *args):\n        return self.compiled(*args)\n")
-
-
-def rescore(items, device="cpu", compile_baseline=True, progress=True, **opts):
-    """Evaluate other systems' kernels; per-task rows and per-level aggregates.
-
-    A missing or failed candidate counts as 1.0x in mean, median and geomean (as if the reference were kept);
-    fast_p is the share of tasks whose candidate is correct and more than p times faster."""
-    pairs = [(ref, cand or "") for _, _, ref, cand in items]
-    if compile_baseline:
-        pairs += [(ref, _compiled_reference(ref)) for _, _, ref, _ in items]
-    res = evaluate_many(pairs, device, progress=progress, **opts)
-    rows = []
-    for i, (level, task, _, cand) in enumerate(items):
-        r, base = res[i], (res[len(items) + i] if compile_baseline else None)
-        eager = r.speedup if r.status == "ok" and not r.same_as_reference else None
-        vs_compile = eager / base.speedup if eager and base and base.status == "ok" else None
-        rows.append(dict(level=level, task=task, status="missing" if cand is None else r.status, check=r.check,
-                         kind=r.speedup_kind, speedup=eager, vs_compile=vs_compile))
-    summary = {}
-    for level in sorted({r["level"] for r in rows}):
-        mine = [r for r in rows if r["level"] == level]
-        for base in ("speedup", "vs_compile") if compile_baseline else ("speedup",):
-            xs = [r[base] or 1.0 for r in mine]
-            summary[(level, base)] = dict(
-                n=len(xs), mean=statistics.fmean(xs), median=statistics.median(xs),
-                geomean=statistics.geometric_mean(xs),
-                fast_1=sum(bool(r[base]) and r[base] > 1.0 for r in mine) / len(xs),
-                fast_1_2=sum(bool(r[base]) and r[base] > 1.2 for r in mine) / len(xs))
-    return rows, summary
-
-
-def rescore_table(rows, summary):
-    fmt = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731
-    out = ["| level | task | status | check | kind | vs eager | vs torch.compile |", "|---|---|---|---|---|---|---|"]
-    out += [f"| {r['level']} | {r['task']} | {r['status']} | {r['check']} | {r['kind']} | {fmt(r['speedup'])} | "
-            f"{fmt(r['vs_compile'])} |" for r in rows]
-    out += ["", "missing or failed candidates count as 1.0x in mean, median and geomean", "",
-            "| level | against | n | mean | median | geomean | fast_1 | fast_1.2 |",
-            "|---|---|---|---|---|---|---|---|"]
-    out += [f"| {lv} | {'eager' if b == 'speedup' else 'torch.compile'} | {a['n']} | {a['mean']:.3f} | "
-            f"{a['median']:.3f} | {a['geomean']:.3f} | {a['fast_1']:.2f} | {a['fast_1_2']:.2f} |"
-            for (lv, b), a in summary.items()]
-    return "\n".join(out)
-
-
 # ---------------------------------------------------------------------------- CLI
 
 
@@ -2003,12 +1924,6 @@ def main(argv=None):
                                 "reference (defines Model, get_inputs, get_init_inputs).")
     p.add_argument("reference", nargs="?", help="task file, e.g. tasks/cpu/relu.py")
     p.add_argument("candidate", nargs="?", help="candidate file defining class ModelNew")
-    p.add_argument("--release", help="re-score a release file (JSON lines: level_id, task_id, ref_code, custom_code)")
-    p.add_argument("--tasks", help="re-score a KernelBench-style folder of tasks ... ")
-    p.add_argument("--candidates", help="... against a folder of candidates with the same relative paths")
-    p.add_argument("--compile-baseline", action=argparse.BooleanOptionalAction, default=True,
-                   help="also time torch.compile of each reference (re-scoring)")
-    p.add_argument("--out", help="re-scoring: also write the table (markdown) and rows (.json beside it)")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
     for f in fields(Options):
@@ -2016,20 +1931,8 @@ def main(argv=None):
         p.add_argument("--" + f.name.replace("_", "-"), default=f.default, **kind)
     a = p.parse_args(argv)
     opts = {f.name: getattr(a, f.name) for f in fields(Options)}
-    if a.release or a.tasks:
-        try:
-            items = release_items(a.release) if a.release else folder_items(a.tasks, a.candidates or a.tasks)
-        except (TaskError, OSError) as e:
-            p.error(str(e))
-        rows, summary = rescore(items, a.device, a.compile_baseline, **opts)
-        table = rescore_table(rows, summary)
-        print(table)
-        if a.out:
-            Path(a.out).write_text(table + "\n")
-            Path(a.out).with_suffix(".json").write_text(json.dumps(rows, indent=1))
-        return 0
     if not (a.reference and a.candidate):
-        p.error("give REFERENCE and CANDIDATE files, or --release FILE, or --tasks DIR --candidates DIR")
+        p.error("give REFERENCE and CANDIDATE files (re-scoring other systems' kernels: bench/rescore.py)")
     try:
         ref_src, cand_src = load_task(a.reference), Path(a.candidate).read_text()
     except (TaskError, OSError) as e:

@@ -46,7 +46,7 @@ def _loss(**kw):
     ("drgrpo", {}, (-2.7 + 2.3) / (2 * 3)),             # max_tokens defaults to T = 3: -0.0666...
     ("drgrpo", {"max_tokens": 4}, (-2.7 + 2.3) / 8),    # -0.05
 ])
-def test_loss_variants_hand_computed(variant, kw, expected):
+def test_each_loss_variant_averages_its_tokens_as_its_paper_does(variant, kw, expected):
     loss, stats = _loss(variant=variant, **kw)
     assert loss.item() == pytest.approx(expected, abs=1e-9)
     assert stats["clip_frac"] == pytest.approx(2 / 5)    # seq0 tok0 and seq1 tok1; the masked tok would be a 3rd
@@ -54,7 +54,7 @@ def test_loss_variants_hand_computed(variant, kw, expected):
     assert stats["kl"] == 0.0
 
 
-def test_loss_clip_higher():
+def test_clip_higher_lets_positive_ratios_reach_one_plus_eps_high():
     # eps_high 0.28: seq0 tok0 becomes min(1.5, 1.28) = 1.28 -> seq0 loss [-1.28, -1, -0.5], mean -0.92667
     loss, _ = _loss(eps_low=0.2, eps_high=0.28)
     assert loss.item() == pytest.approx((-2.78 / 3 + 2.3 / 2) / 2, abs=1e-9)  # 0.111667
@@ -64,7 +64,7 @@ def test_loss_clip_higher():
     assert stats["clip_frac"] == pytest.approx(1 / 5) and loss.item() == pytest.approx((-3.0 / 3 + 1.15) / 2)
 
 
-def test_loss_kl_term():
+def test_kl_term_is_k3_times_beta_and_reported_when_beta_is_zero():
     # ref - logp = d: seq0 tok0 d = ln2 -> k3 = 2 - ln2 - 1 = 0.306853; seq1 tok0 d = -ln2 -> 0.5 + ln2 - 1 = 0.193147
     logp = _logp()
     d = torch.tensor([[LN2, 0, 0], [-LN2, 0, 5.0]], dtype=torch.float64)  # the 5.0 sits on a masked token
@@ -79,7 +79,7 @@ def test_loss_kl_term():
         grpo_loss(logp, torch.zeros_like(logp), ADV, MASK, beta=0.1)
 
 
-def test_loss_gradients():
+def test_gradients_reach_only_unclipped_unmasked_tokens():
     logp = _logp()
     loss, _ = grpo_loss(logp, torch.zeros_like(logp), ADV, MASK)
     loss.backward()
@@ -89,7 +89,7 @@ def test_loss_gradients():
     assert logp.grad[1, 2] == 0  # masked
 
 
-def test_loss_unknown_variant_and_shapes():
+def test_an_unknown_variant_is_refused_and_column_advantages_are_rows():
     with pytest.raises(ValueError, match="dapo.*drgrpo.*grpo"):
         _loss(variant="ppo")
     loss_col, _ = grpo_loss(_logp(), torch.zeros(2, 3, dtype=torch.float64), ADV.reshape(2, 1), MASK)
@@ -98,7 +98,7 @@ def test_loss_unknown_variant_and_shapes():
 
 # ---------------------------------------------------------------------------- advantages
 
-def test_group_advantages():
+def test_group_advantages_are_z_scores_and_zero_for_an_equal_group():
     r = torch.tensor([[1.0, 2.0, 3.0, 4.0], [5.0, 5.0, 5.0, 5.0]])
     # row 0: mean 2.5, population std sqrt((2.25 + .25 + .25 + 2.25) / 4) = sqrt(1.25) = 1.118034
     a = group_advantages(r)
@@ -109,7 +109,7 @@ def test_group_advantages():
     assert group_advantages(torch.tensor([[0.0, 1.0]]), eps=0).tolist() == [[-1.0, 1.0]]  # population std 0.5
 
 
-def test_group_advantages_std_floor():
+def test_std_floor_keeps_timing_noise_from_earning_a_wins_advantage():
     """Timing noise: [1.00, 1.05, 0.95, 1.00] has std sqrt((0 + .0025 + .0025 + 0) / 4) = 0.035355, so plain GRPO gives
     +-0.05 / (0.035355 + 1e-4) = +-1.41022, as large as a real win. A floor of 0.1 divides by 0.1 + 1e-4 instead:
     +-0.4995. A real 2x among 1x codes, [1, 1, 1, 2] (mean 1.25, std sqrt(.1875) = 0.433013), is above the floor."""
@@ -131,7 +131,7 @@ def ok(s, **kw):
 FAIL = {"status": "wrong_output", "correct": False, "speedup": None, "same_as_reference": False}
 
 
-def test_rewards_clip_binds():
+def test_normalised_rewards_are_clipped_at_k_stds():
     # raw [4, 1, 1, 1, 1]: mu 1.6, sigma sqrt((2.4^2 + 4 * 0.6^2) / 5) = sqrt(1.44) = 1.2 -> [2.0, -0.5 x4]
     r = compute_rewards([ok(4.0)] + [ok(1.0)] * 4)
     assert r.tolist() == pytest.approx([1.5, -0.5, -0.5, -0.5, -0.5], abs=1e-6)
@@ -139,7 +139,7 @@ def test_rewards_clip_binds():
     assert compute_rewards([ok(4.0)] + [ok(1.0)] * 4, clip=0)[0] == pytest.approx(2.0, abs=1e-6)
 
 
-def test_rewards_failures_and_reference_copies():
+def test_failures_and_reference_copies_earn_the_failure_reward():
     # raw [2, 1, 0 (fail), 0 (same as reference: its 5x is not credited; a copy earns what a failure earns)]:
     # mu 0.75, sigma sqrt((1.5625 + .0625 + .5625 + .5625) / 4) = sqrt(.6875) = 0.829156
     # -> [1.25, .25, -.75, -.75] / sigma = [1.507557 (clipped to 1.5), 0.301511, -0.904534, -0.904534]
@@ -155,7 +155,7 @@ def test_rewards_failures_and_reference_copies():
     assert compute_rewards(odd, normalize=False, clip=None).tolist() == [0.0, 0.0, 1.0, 0.0]
 
 
-def test_rewards_objects_and_log():
+def test_rewards_read_result_objects_and_log_speedups():
     class R:
         def __init__(self, s):
             self.status, self.correct, self.speedup, self.same_as_reference = "ok", True, s, False
@@ -183,7 +183,7 @@ def _entries(scores=SCORES):
     return [Exemplar("t", f"code {i}", s) for i, s in enumerate(scores)]
 
 
-def test_bucket_probabilities_hand_computed():
+def test_buckets_are_drawn_by_the_softmax_of_their_mean_scores():
     probs = bucket_probabilities(_entries(), bucket_width=0.5, tau=1.0)
     assert list(probs) == [0, 2, 5] and list(probs.values()) == pytest.approx(list(P.values()), abs=1e-6)
     flat = bucket_probabilities(_entries(), bucket_width=0.5, tau=1e6)  # large tau -> uniform over buckets
@@ -191,7 +191,7 @@ def test_bucket_probabilities_hand_computed():
     assert list(bucket_probabilities(_entries(), bucket_width=10.0).values()) == [1.0]
 
 
-def test_sampling_frequencies_match_softmax():
+def test_sampled_frequencies_match_the_softmax_and_are_uniform_in_a_bucket():
     rng, entries, draws = np.random.default_rng(0), _entries(), 20_000
     codes = Counter(sample_exemplars(entries, 1, rng=rng)[0].code for _ in range(draws))
     bucket_of = {f"code {i}": math.floor(s / 0.5) for i, s in enumerate(SCORES)}
@@ -205,7 +205,7 @@ def test_sampling_frequencies_match_softmax():
         assert abs(codes[code] / draws - P[2] / 3) < 0.01
 
 
-def test_sampling_two_distinct_buckets():
+def test_two_exemplars_come_from_distinct_buckets_slower_first():
     rng, entries, draws = np.random.default_rng(1), _entries(), 5000
     with_top = 0
     for _ in range(draws):
@@ -217,7 +217,7 @@ def test_sampling_two_distinct_buckets():
     assert abs(with_top / draws - 0.970085) < 0.01
 
 
-def test_sampling_edge_cases_and_modes():
+def test_sampling_edge_cases_and_the_best_and_random_modes():
     rng = np.random.default_rng(2)
     one_bucket = _entries([1.0, 1.1, 1.2, 1.3])  # one bucket, n = 2: one from the bucket, one more uniformly
     for _ in range(50):
@@ -241,7 +241,7 @@ def test_sampling_edge_cases_and_modes():
 
 # ---------------------------------------------------------------------------- exemplar database
 
-def test_db_roundtrip_dedup_and_reference(tmp_path):
+def test_the_database_round_trips_dedups_and_seeds_references(tmp_path):
     path = tmp_path / "run" / "exemplars.jsonl"
     db = ExemplarDB(path)
     assert db.seed_reference("relu", "ref code\n") and not db.seed_reference("relu", "ref code\n")
@@ -264,7 +264,7 @@ def test_db_roundtrip_dedup_and_reference(tmp_path):
     assert ExemplarDB(None).add("t", "x", 1.0) and not list(tmp_path.glob("*.jsonl"))  # in-memory database
 
 
-def test_db_combines_re_measurements(tmp_path):
+def test_a_code_measured_again_scores_the_median_of_its_measurements(tmp_path):
     """A code measured again is not dropped as a duplicate: its score is the median of its measured speedups, kept
     with their count across a reload (each measurement is one line). The reference stays at 1.0."""
     path = tmp_path / "exemplars.jsonl"
@@ -282,7 +282,7 @@ def test_db_combines_re_measurements(tmp_path):
     assert len(path.read_text().splitlines()) == 4 and db.holds("t", "fast\n") and not db.holds("u", "fast")
 
 
-def test_db_torn_last_line(tmp_path):
+def test_a_torn_last_line_of_the_database_is_dropped(tmp_path):
     path = tmp_path / "exemplars.jsonl"
     db = ExemplarDB(path)
     db.add("t", "a", 1.0)
@@ -330,7 +330,7 @@ def test_cli_errors_are_one_line(tmp_path, args, says):
     assert good.returncode == 0 and good.stdout.startswith("1 exemplars, 1 tasks"), good.stderr
 
 
-def test_db_reload_reproduces_samples(tmp_path):
+def test_a_reloaded_database_draws_the_same_exemplars(tmp_path):
     path = tmp_path / "exemplars.jsonl"
     db = ExemplarDB(path)
     for i, s in enumerate([0.3, 0.9, 1.0, 1.2, 1.6, 2.2, 3.1, 0.7]):

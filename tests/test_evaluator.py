@@ -106,17 +106,18 @@ def test_cli_usage_errors_exit_nonzero(tmp_path):
     bad_task.write_text("def get_inputs():\n    return []\n")
     cand = tmp_path / "cand.py"
     cand.write_text(HONEST)
-    for args in ([str(bad_task), str(cand)], [str(ROOT / "tasks/cpu/relu.py"), str(tmp_path / "missing.py")]):
+    for args, words in (([str(bad_task), str(cand)], "Model"),
+                        ([str(ROOT / "tasks/cpu/relu.py"), str(tmp_path / "missing.py")], "missing.py")):
         out = subprocess.run([sys.executable, str(ROOT / "evaluator.py"), *args], capture_output=True, text=True,
                              timeout=120)
-        assert out.returncode == 2
-    assert "Model" in out.stderr or "missing" in out.stderr
+        assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
 
 
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_identical_code_ratio_near_one():
-    res = E.evaluate(RELU, SAME, "cuda")
-    assert res.status == "ok" and 0.9 < res.speedup < 1.1
+    ref = (ROOT / "tasks/level1/relu_large.py").read_text()  # a task of the batch the contract was measured on
+    res = E.evaluate(ref, ref.replace("class Model(", "class ModelNew("), "cuda")
+    assert res.status == "ok" and 0.98 <= res.speedup <= 1.02, res  # identical code within +-2% (an H200)
 
 
 SAME_OPS = """
@@ -176,15 +177,18 @@ def test_speedup_kind_matches_gpu_kernel_names_from_the_source():
 
 
 def test_rescore_release_file_and_kernelbench_folders(tmp_path):
-    """--release and --tasks/--candidates: per-task rows, per-level aggregates, missing counted as 1.0x."""
+    """bench/rescore.py --release and --tasks/--candidates: per-task rows, per-level aggregates, missing counted
+    as 1.0x."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import rescore
     add_mul = (ROOT / "tasks/cpu/add_mul.py").read_text()
     release = tmp_path / "release.jsonl"
     release.write_text("\n".join(json.dumps(r) for r in [
         {"level_id": 1, "task_id": "relu", "ref_code": RELU, "custom_code": HONEST},
         {"level_id": 1, "task_id": "add_mul", "ref_code": add_mul, "custom_code": None}]) + "\n")
     out = tmp_path / "table.md"
-    run = subprocess.run([sys.executable, str(ROOT / "evaluator.py"), "--release", str(release), "--device", "cpu",
-                          "--out", str(out), "--time-budget-s", "0.05", "--max-rounds", "10"],
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "rescore.py"), "--release", str(release),
+                          "--device", "cpu", "--out", str(out), "--time-budget-s", "0.05", "--max-rounds", "10"],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     rows = json.loads(out.with_suffix(".json").read_text())
@@ -198,7 +202,8 @@ def test_rescore_release_file_and_kernelbench_folders(tmp_path):
     (tasks / "19_ReLU.py").write_text(RELU)
     (tasks / "2_AddMul.py").write_text(add_mul)
     (cands / "19_ReLU.py").write_text(HONEST.replace("x.clamp_min(0.0)", "x.clamp_min(0.0) + 1"))  # wrong
-    rows, summary = E.rescore(E.folder_items(tasks, cands), "cpu", compile_baseline=False, progress=False, **FAST)
+    rows, summary = rescore.rescore(rescore.folder_items(tasks, cands), "cpu", compile_baseline=False, progress=False,
+                                    **FAST)
     assert {r["task"]: r["status"] for r in rows} == {"19_ReLU": "wrong_output", "2_AddMul": "missing"}
     agg = summary[("level1", "speedup")]
     assert agg["n"] == 2 and agg["mean"] == agg["median"] == agg["geomean"] == 1.0  # failures count as 1.0x

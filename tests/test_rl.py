@@ -68,11 +68,18 @@ def test_unknown_flag_is_an_error(capsys):
     assert e.value.code == 2 and "unrecognized arguments: --stpes" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [["--steps", "two"], ["--lr", "fast"], ["--loss-variant", "ppo"],
-                                  ["--contrastive", "true"], ["--group-size", "0"], ["--stp", "3"]])
-def test_wrong_type_or_value_is_an_error(argv):
-    with pytest.raises(SystemExit):
+@pytest.mark.parametrize("argv, words", [(["--steps", "two"], "--steps: invalid int value"),
+                                         (["--lr", "fast"], "--lr: invalid float value"),
+                                         (["--loss-variant", "ppo"], "--loss-variant: invalid choice"),
+                                         (["--contrastive", "true"], "unrecognized arguments: true"),
+                                         (["--group-size", "0"], "group_size must be >= 1"),
+                                         (["--stp", "3"], "unrecognized arguments: --stp")])
+def test_wrong_type_or_value_is_an_error(argv, words, capsys):
+    """Exit status 2 and one line that names the flag or field and what is wrong with it."""
+    with pytest.raises(SystemExit) as e:
         rl.parse_config(argv)
+    err = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert e.value.code == 2 and len(err) == 1 and words in err[0], err
 
 
 def test_check_config_rejects_wrong_types():
