@@ -145,6 +145,8 @@ class Config:
     eval_build_timeout: float = 900.0  # seconds a candidate's C++/CUDA build may take
     eval_time_budget: float = 1.0     # seconds of timed calls per side, after the evaluator's minimum rounds
     eval_precision: float = 0.0       # ... or fewer: stop once the speedup is known within +-this (0 = off)
+    eval_tol: float = 1e-4            # fp32 error floor of the correctness check (x10 the reference's own error above)
+    ssl_check_rounds: int = 2         # ssl: timed rounds of its correctness pass (its successes then timed in full)
     eval_jobs: int = 0                # parallel candidate builds (0 = the evaluator's choice)
     ckpt_every: int = 10              # checkpoint every this many steps (and at the end)
     collect_attempts: int = 16        # collect: samples per task at most
@@ -175,7 +177,8 @@ def check_config(cfg):
         if f.name in CHOICES and v not in CHOICES[f.name]:
             raise ConfigError(f"{f.name} must be one of {'|'.join(CHOICES[f.name])}, got {v!r}")
     for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "minibatches",
-                 "grad_accum", "gen_batch", "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds"):
+                 "grad_accum", "gen_batch", "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds",
+                 "ssl_check_rounds"):
         if getattr(cfg, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
@@ -185,7 +188,7 @@ def check_config(cfg):
                  "ckpt_every"):  # checked here, before the run folder exists
         if getattr(cfg, name) < 0:
             raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
-    for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout", "lora_alpha"):
+    for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout", "lora_alpha", "eval_tol"):
         if getattr(cfg, name) <= 0:
             raise ConfigError(f"{name} must be > 0, got {getattr(cfg, name)}")
     if cfg.stage == "rl" and cfg.top_p < 1:
@@ -694,7 +697,7 @@ def code_pairs(batch, rollouts):
 
 def evaluate_all(cfg, batch, rollouts, timing=None, phases=None):
     """Every rollout's code (extracted into r["codes"]) against its task's reference, in ONE evaluator call; results
-    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. CORRECTNESS_ONLY)."""
+    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. correctness_only)."""
     for r in rollouts:
         r["codes"] = [extract_code(t).code for t in r["texts"]]
     return evaluate_pairs(cfg, code_pairs(batch, rollouts), timing, phases)
@@ -708,7 +711,7 @@ def evaluate_pairs(cfg, pairs, timing=None, phases=None):
     device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
     results = gather(evaluator.evaluate_many(shard(unique), device=device, jobs=cfg.eval_jobs or None,
                                              progress=is_main(), call_timeout_s=cfg.eval_timeout,
-                                             build_timeout_s=cfg.eval_build_timeout, phases=phases,
+                                             build_timeout_s=cfg.eval_build_timeout, tol=cfg.eval_tol, phases=phases,
                                              **(timing or dict(time_budget_s=cfg.eval_time_budget,
                                                                precision=cfg.eval_precision))))
     found = dict(zip(unique, results))
@@ -1093,8 +1096,10 @@ def restore(cfg, model, opt):
 # ---------------------------------------------------------------------------- stages: collect -> sft -> ssl -> rl
 # each stage is called as stage(cfg, tasks, model, tok, opt, db, best, start, reward_fn) by run()
 
-CORRECTNESS_ONLY = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0)  # ssl: checked in full, barely timed (then
-# its successes alone are timed in full, measure)
+
+def correctness_only(cfg):
+    """ssl's evaluator options: checked in full, barely timed (its successes are then timed in full, measure)."""
+    return dict(min_rounds=1, max_rounds=cfg.ssl_check_rounds, time_budget_s=0.0)
 
 
 def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
@@ -1239,7 +1244,7 @@ def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None)
         rollouts = generate_all(cfg, model, tok, tasks, build_prompts(plain, db, tasks, rnd, tok), rnd)
         t1 = time.perf_counter()
         phases = {}
-        results = measure(cfg, tasks, rollouts, CORRECTNESS_ONLY, phases)  # successes timed again in full
+        results = measure(cfg, tasks, rollouts, correctness_only(cfg), phases)  # successes timed again in full
         t2 = time.perf_counter()
         wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
         with finishing_step():  # a Ctrl-C waits for this round's updates, database, log and checkpoint

@@ -215,7 +215,7 @@ def ssl_round(relu_writer, tmp_path_factory):
 def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
     out, seen, trained = ssl_round
     results = seen["results"]
-    assert seen["timing"] == rl.CORRECTNESS_ONLY  # correctness only: 1-2 timed rounds
+    assert seen["timing"] == rl.correctness_only(rl.Config())  # correctness only: 1-2 timed rounds
     assert [r.status for r in results[:2]] == ["ok", "ok"], [r.reason for r in results]  # cpu/relu, the real verdict
     assert not any(r.same_as_reference for r in results[:2]) and seen["rollouts"][0]["codes"] == [CLAMP.strip()] * 2
     assert all(r.status != "ok" for r in results[2:])  # cpu/add_mul: the relu writer writes junk there
@@ -231,6 +231,8 @@ def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
     # correctness in 1-2 timed rounds; the success is timed again with the normal budget before it is a score
     (_, checked, _), (again, opts, timed) = seen["many"]
     assert checked["time_budget_s"] == 0.0 and opts["time_budget_s"] == rl.Config().eval_time_budget
+    assert checked["max_rounds"] == rl.Config().ssl_check_rounds
+    assert opts["tol"] == checked["tol"] == rl.Config().eval_tol
     assert again == [CLAMP.strip()] and timed[0].status == "ok" and timed[0].rounds > checked["max_rounds"]
     assert gained[0]["score"] == pytest.approx(rl.rounded(rl.Config(), timed[0].speedup))
 
