@@ -255,22 +255,23 @@ def static_check(ref_src, cand_src):
     try:
         tree = ast.parse(cand_src)
     except SyntaxError as e:
-        return Result("compile_error", f"syntax: line {e.lineno}: {e.msg}: {(e.text or '').strip()}", "syntax"), False
+        return Result("compile_error", reason=f"syntax: line {e.lineno}: {e.msg}: {(e.text or '').strip()}",
+                      check="syntax"), False
     cls = _top_class(tree, "ModelNew")
     assigned = any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "ModelNew" for t in n.targets)
                    for n in tree.body)
     if cls is None and not assigned:
-        return Result("compile_error", "no_modelnew: the candidate defines no top-level class ModelNew; define "
+        return Result("compile_error", reason="no_modelnew: the candidate defines no top-level class ModelNew; define "
                       "class ModelNew(nn.Module) with the same __init__ and forward signature as Model",
-                      "no_modelnew"), False
+                      check="no_modelnew"), False
     ref = _top_class(ast.parse(ref_src), "Model")
     if cls is None or ref is None:
         return None, False
     for method in ("__init__", "forward"):
         (n_ref, var_ref), (n_cand, var_cand) = _arity(ref, method), _arity(cls, method)
         if n_ref != n_cand and not var_cand and not var_ref:
-            return Result("compile_error", f"signature: ModelNew.{method} takes {n_cand} positional parameters, "
-                          f"Model.{method} takes {n_ref}; keep the reference's signature", "signature"), False
+            return Result("compile_error", reason=f"signature: ModelNew.{method} takes {n_cand} positional parameters, "
+                          f"Model.{method} takes {n_ref}; keep the reference's signature", check="signature"), False
     return None, _class_fingerprint(cls) == _class_fingerprint(ref)
 
 # ---------------------------------------------------------------------------- builds: served outside the sandbox
@@ -1621,9 +1622,9 @@ def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, env, 
     try:
         res = judge(ref, cand, ref_src, cand_src, device, o, env, logdir)
     except Verdict as v:
-        res = Result(v.status, f"{v.check}: {v.reason}", v.check)
+        res = Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
     except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
-        res = Result("runtime_error", f"reference: {_describe(e)}", "reference")
+        res = Result("runtime_error", reason=f"reference: {_describe(e)}", check="reference")
     for conn in (ref_conn, cand_conn):
         conn.close()
     out.send(("result", res.to_dict()))
@@ -1724,8 +1725,8 @@ def _run_judge(ref_src, cand_src, device, o, logdir):
     try:
         while res is None:
             if not here.poll(max(0.0, deadline - time.monotonic())):
-                res = Result("timeout", f"timeout: the evaluation did not finish within {o.eval_timeout_s:.0f} s "
-                             "(eval_timeout_s)", "timeout")
+                res = Result("timeout", check="timeout", reason=f"timeout: the evaluation did not finish within "
+                             f"{o.eval_timeout_s:.0f} s (eval_timeout_s)")
             elif (msg := here.recv())[0] == "build":  # a worker's build, run here: its time is not the evaluation's
                 t = time.monotonic()
                 here.send(_serve_build(msg[1], device, o))
@@ -1733,7 +1734,7 @@ def _run_judge(ref_src, cand_src, device, o, logdir):
             else:
                 res = Result(**msg[1])
     except (EOFError, OSError):
-        res = Result("runtime_error", "harness: the judge process died", "harness")
+        res = Result("runtime_error", reason="harness: the judge process died", check="harness")
     finally:
         t0 = _perf()
         _stop(procs)
@@ -1794,7 +1795,7 @@ def _build_failure(ref_src, cand_src, failed):
     if cand_src in failed:
         return copy.copy(failed[cand_src])
     if ref_src in failed:
-        return Result("runtime_error", f"reference: {failed[ref_src].reason}", "reference")
+        return Result("runtime_error", reason=f"reference: {failed[ref_src].reason}", check="reference")
     return None
 
 
@@ -1843,7 +1844,7 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
                 except EOFError:
                     ans = ("fail", "runtime_error", "crash", "the build process died")
                 if ans[0] == "fail":
-                    failed[key] = Result(ans[1], f"{ans[2]}: {ans[3]}", ans[2])
+                    failed[key] = Result(ans[1], reason=f"{ans[2]}: {ans[3]}", check=ans[2])
                 if times is not None:
                     times[key] = time.time() - t0
                 conn.close()
