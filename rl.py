@@ -1220,7 +1220,7 @@ def sft_step(cfg, model, opt, examples):
     return dict(loss=loss, tokens=tokens, grad_norm=optimizer_step(cfg, model, opt))
 
 
-def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
+def sft(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     """Stage 1: AdamW steps start..steps on sft_batch records of --data each, epoch after reshuffled epoch; with
     --sft-contrastive each step also trains the same records under contrastive prompts (contrastive_example)."""
     records = sft_records(cfg)
@@ -1241,7 +1241,7 @@ def supervised(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
             save_checkpoint(cfg, model, opt, step, cfg.steps)
 
 
-def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
+def ssl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     """Stage 2, rounds start..ssl_rounds: G plain-prompt samples per task -> evaluate (correctness; barely timed; the
     successes timed again in full) -> one pass of sft_steps over the correct ones (reward 1; failures, reward 0, are
     not trained on) -> database."""
@@ -1265,7 +1265,7 @@ def self_supervise(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None)
             save_checkpoint(cfg, model, opt, rnd, cfg.ssl_rounds)
 
 
-def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
+def rl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     """Stage 3, contrastive RL: steps start..steps of the loop in the module docstring."""
     # the KL anchor: the policy at the start (with LoRA: the model itself, its adapters off: no second copy)
     ref_model = (model if cfg.lora_rank else initial_policy(cfg)[0].requires_grad_(False)) if cfg.beta > 0 else None
@@ -1289,7 +1289,7 @@ def reinforce(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
             save_checkpoint(cfg, model, opt, step, cfg.steps)
 
 
-STAGES = {"collect": collect, "sft": supervised, "ssl": self_supervise, "rl": reinforce}
+STAGES = {"collect": collect, "sft": sft, "ssl": ssl, "rl": rl}  # each named as the CLI names it
 
 # ---------------------------------------------------------------------------- run
 
