@@ -122,7 +122,8 @@ local gguf=/root/m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 test -f $gguf || cat /root/m/q05.part* > $gguf
 echo "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32  $gguf" | sha256sum -c || return 1
 step policy_step ${1:-540} python3 rl.py --model $gguf --lora-rank 16 --lr 2e-5 --task 'level1/*,level2/*' \
-    --tasks-per-step 8 --group-size 8 --gen-batch 8 --max-new-tokens 1200 --temperature 0.7 --steps 1 --out $RUNS/q05
+    --tasks-per-step 8 --group-size 8 --gen-batch 8 --max-new-tokens 1200 --temperature 0.7 --steps 1 \
+    --eval-precision 0.01 --out $RUNS/q05
 cp $RUNS/q05/log.jsonl $OUT/log_q05.jsonl 2>/dev/null; ls -la $RUNS/q05 > $OUT/q05_files.txt 2>&1
 tar czf $OUT/q05.tgz -C $RUNS q05 2>/dev/null
 }
