@@ -452,11 +452,12 @@ def lora_term(linear, args, out):
 
 
 def add_lora(model, rank, alpha, seed, targets, base_dtype=torch.float32):
-    """Freeze the model (its weights cast to base_dtype) and give every projection named in targets (comma-separated)
-    an adapter; A is drawn like nn.Linear's weights from a generator seeded with `seed` (the global RNG is left
-    alone)."""
+    """Freeze the model (its weights cast to base_dtype; buffers stay as they are: RoPE's inv_freq in bf16 would be
+    0.4% off, radians off at position 4,000) and give every projection named in targets (comma-separated) an
+    adapter; A is drawn like nn.Linear's weights from a generator seeded with `seed` (the global RNG is left alone)."""
     targets = targets.split(",")
-    model.requires_grad_(False).to(base_dtype)
+    for p in model.requires_grad_(False).parameters():  # (tied weights are one parameter: they stay tied)
+        p.data = p.data.to(base_dtype)
     g = torch.Generator().manual_seed(seed)
     adapted = [m for name, m in model.named_modules()
                if isinstance(m, torch.nn.Linear) and name.rsplit(".", 1)[-1] in targets]

@@ -29,6 +29,16 @@ def test_a_fresh_adapter_changes_nothing():
         tiny(rank=8, lora_targets="c_attn")
 
 
+def test_a_bf16_base_keeps_its_buffers_and_its_tied_weights():
+    """On CUDA the frozen base is bf16: its weights, not its buffers (RoPE's inv_freq stays fp32), and the tied
+    embedding and lm_head stay one tensor."""
+    model = rl.add_lora(rl.tiny_policy(3)[0], 4, 8.0, 0, "q_proj,v_proj", base_dtype=torch.bfloat16)
+    assert {p.dtype for n, p in model.named_parameters() if ".lora_" not in n} == {torch.bfloat16}
+    assert {p.dtype for n, p in model.named_parameters() if ".lora_" in n} == {torch.float32}
+    assert {b.dtype for b in model.buffers()} == {torch.float32}
+    assert model.lm_head.weight is model.model.embed_tokens.weight
+
+
 def test_only_adapters_learn_and_the_base_stays_the_base():
     base, model = tiny(), tiny(rank=4)
     names = [n for n, p in model.named_parameters() if p.requires_grad]
