@@ -232,7 +232,7 @@ def parse_config(argv=None):
     for f in fields(Config):
         kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)
         p.add_argument("--" + f.name.replace("_", "-"), choices=CHOICES.get(f.name),
-                       help=f"{comments.get(f.name, '')} (default: {getattr(defaults, f.name)!r})", **kw)
+                       help=f"{comments.get(f.name, '')} (default: {getattr(defaults, f.name)!r})".replace("%", "%%"), **kw)
     given = vars(p.parse_args(argv))
     try:
         if given.get("resume") and not given.get("out"):

@@ -112,9 +112,14 @@ def test_config_json_round_trips(tmp_path):
     assert resumed == replace(cfg, steps=9, resume=True)
 
 
-def test_help_shows_each_fields_comment():
+def test_help_shows_each_fields_comment(capsys):
     comments = rl.field_comments()
     assert set(comments) == {f for f in asdict(rl.Config())} and all(comments.values())
+    with pytest.raises(SystemExit) as e:  # a comment's "2%" once made --help a traceback (argparse's % formatting)
+        rl.parse_config(["--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and all(f"--{f.replace('_', '-')} " in out for f in comments), out[-300:]
+    assert "+-2% on an H200" in " ".join(out.split())
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the fallback is for machines without a GPU")
