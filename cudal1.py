@@ -327,7 +327,7 @@ def grpo_loss(logp, old_logp, advantages, mask, *, ref_logp=None, variant="grpo"
 # ---------------------------------------------------------------------------- inspect a database
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
         sys.exit("usage: python cudal1.py RUN/exemplars.jsonl  (what a run's exemplar database holds, per task)")
     if not Path(sys.argv[1]).is_file():
         sys.exit(f"cudal1.py: {sys.argv[1]}: no such file")

@@ -18,6 +18,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111)
     4. The plain prompt (stages 1-2 and the no-contrast ablation) is the same text minus the exemplars and with
        the analysis asked about the reference alone.
 """
+import os
 import re
 import sys
 import textwrap
@@ -197,4 +198,9 @@ def extract_code(reply):
 
 
 if __name__ == "__main__":
+    usage = "usage: python prompts.py TASK.py [cuda|cpu]  (the plain prompt the policy sees for that task)"
+    if len(sys.argv) not in (2, 3) or sys.argv[1] in ("-h", "--help") or sys.argv[2:] not in ([], ["cuda"], ["cpu"]):
+        sys.exit(usage)
+    if not os.path.isfile(sys.argv[1]):
+        sys.exit(f"prompts.py: {sys.argv[1]}: no such file")
     print(build_prompt(open(sys.argv[1]).read(), device=sys.argv[2] if len(sys.argv) > 2 else "cuda"))

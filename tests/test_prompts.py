@@ -127,3 +127,13 @@ def test_render_uses_chat_template_when_present():
     out = render("hello", PlainTok())
     assert out.startswith("hello") and out.endswith("### Performance analysis\n")
     assert render("hello", object()) == out  # no chat_template attribute at all
+
+
+@pytest.mark.parametrize("args, says", [(["--help"], "usage: python prompts.py"), (["no/such.py"], "no such file"),
+                                        (["tasks/cpu/relu.py", "gpu"], "usage: python prompts.py")])
+def test_the_command_line_errors_are_one_line(args, says):
+    import subprocess
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, str(root / "prompts.py"), *args], capture_output=True, text=True, cwd=root,
+                         timeout=60)
+    assert out.returncode == 1 and out.stderr.strip().count("\n") == 0 and says in out.stderr, out.stderr
