@@ -65,3 +65,33 @@ def test_held_out_tasks_never_reach_the_stage1_data(tmp_path, monkeypatch):
     monkeypatch.setattr(make_stage1, "FOLDERS", [tmp_path])
     with pytest.raises(SystemExit, match="outside split.json's training tasks"):
         make_stage1.candidates([])
+
+
+def test_stage1_data_goes_on_from_where_a_cut_run_stopped(tmp_path, monkeypatch):
+    """bench/demo/build_data.py (make_stage1's engine): each record is kept in OUT.partial as it finishes; a run cut
+    after 2 of cpu/relu's 5 candidates leaves them there, and the same command evaluates only the other 3."""
+    import importlib.util
+    import evaluator
+    spec = importlib.util.spec_from_file_location("demo_build_data", REPO / "bench" / "demo" / "build_data.py")
+    bd = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bd)
+    asked = []
+
+    def fake_many(pairs, device="cpu", on_result=None, cut=None, **opts):
+        asked.append(len(pairs))
+        for j, _ in enumerate(pairs):
+            if j == cut:
+                raise KeyboardInterrupt  # the device call's time limit
+            on_result(j, Result(status="ok", correct=True, speedup=1.0 + j))
+        return [Result(status="ok", correct=True, speedup=1.0 + j) for j in range(len(pairs))]
+    out = tmp_path / "s1.jsonl"
+    monkeypatch.setattr(evaluator, "evaluate_many", lambda *a, **k: fake_many(*a, cut=2, **k))
+    with pytest.raises(KeyboardInterrupt):
+        bd.main(["--tasks", "cpu/relu", "--out", str(out)])
+    assert not out.exists() and len(Path(str(out) + ".partial").read_text().splitlines()) == 2
+    monkeypatch.setattr(evaluator, "evaluate_many", fake_many)
+    bd.main(["--tasks", "cpu/relu", "--out", str(out)])
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert asked == [5, 3] and len(recs) == 5 and not Path(str(out) + ".partial").exists()
+    assert [r["candidate"] for r in recs] == sorted(p.stem for p in (REPO / "bench/demo/candidates/relu").glob("*.py"))
+    assert [r["result"]["speedup"] for r in recs] == [1.0, 2.0, 1.0, 2.0, 3.0]  # 2 kept, then 3 new ones

@@ -9,11 +9,13 @@ task, candidate, ref_code, code, kind (intended) and result (the evaluator's Res
 intended kind is what the author meant; the result is what the evaluator measured, and the two can disagree (a
 "faster" rewrite that only ties, a "wrong" one within tolerance): the table's last column says where they do.
 `python rl.py --stage sft --data stage1.jsonl` trains on the records whose result is ok (slower ones included).
+A run cut short keeps what it evaluated in OUT.partial; the same command again goes on from there.
 """
 import argparse
 import fnmatch
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -80,13 +82,33 @@ def main(argv=None, here=HERE, device="cpu", time_budget=0.2):
     items = find_candidates([s.strip() for s in args.tasks.split(",") if s.strip()], here / "candidates")
     if not items:
         raise SystemExit(f"no candidates for --tasks {args.tasks!r}")
-    t0 = time.time()
-    results = evaluator.evaluate_many([(ref, cand) for _, ref, _, _, cand in items], device=args.device,
-                                      time_budget_s=args.time_budget)
+    t0, partial = time.time(), Path(args.out + ".partial")
+    # a run cut short (a device call's time limit) keeps what it evaluated in OUT.partial, and the same command
+    # goes on from there: the records of unchanged candidates are taken, the rest evaluated
+    kept = {(r["task"], r["candidate"], r["code"]): r for r in map(json.loads, partial.read_text().splitlines()
+                                                                     if partial.exists() else [])}
+    todo = [i for i, (task, _, name, _, cand) in enumerate(items) if (task, name, cand) not in kept]
+    print(f"{len(items) - len(todo)} of {len(items)} candidates evaluated before ({partial}); evaluating the rest",
+          flush=True)
+
+    def record(i, r):
+        task, ref, name, kind, cand = items[i]
+        return dict(task=task, candidate=name, ref_code=ref, code=cand, kind=kind, result=r.to_dict())
+
+    lock = threading.Lock()
+
+    def save(j, r):  # as each finishes (from evaluate_many's threads, one per GPU)
+        with lock, open(partial, "a") as f:
+            f.write(json.dumps(record(todo[j], r)) + "\n")
+    fresh = evaluator.evaluate_many([items[i][1::3] for i in todo], device=args.device, on_result=save,
+                                    time_budget_s=args.time_budget)
+    found = dict(zip(todo, fresh))
+    results = [found[i] if i in found else evaluator.Result(**kept[it[0], it[2], it[4]]["result"])
+               for i, it in enumerate(items)]
     with open(args.out, "w") as f:
-        for (task, ref, name, kind, cand), r in zip(items, results):
-            f.write(json.dumps(dict(task=task, candidate=name, ref_code=ref, code=cand, kind=kind,
-                                    result=r.to_dict())) + "\n")
+        for i, r in enumerate(results):
+            f.write(json.dumps(record(i, r)) + "\n")
+    partial.unlink(missing_ok=True)
     print(table(items, results))
     n_ok = sum(r.status == "ok" for r in results)
     n_agree = sum(agrees(k, r) for (_, _, _, k, _), r in zip(items, results))
