@@ -13,6 +13,7 @@
 #                                         # ($RUNS, under the repo, survives between calls on a warm machine)
 #   bash bench/gpu_session.sh policy      # issue 19: Qwen2.5-Coder-0.5B (offline GGUF) + LoRA 16, one RL step of
 #                                         # 8 tasks x 8 samples x 1,200 tokens with its phases (see policy() below)
+#   bash bench/gpu_session.sh stage1      # issue 22: bench/real's stage-1 data (again after a cut: it goes on)
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -128,4 +129,11 @@ cp $RUNS/q05/log.jsonl $OUT/log_q05.jsonl 2>/dev/null; ls -la $RUNS/q05 > $OUT/q
 tar czf $OUT/q05.tgz -C $RUNS q05 2>/dev/null
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|demo|demo_rl|policy}" "${@:2}"
+stage1() {  # issue 22: the stage-1 data of bench/real (~190 candidates, ~80 CUDA builds). A call cut at its limit
+# keeps what it evaluated in bench/real/stage1.jsonl.partial (and the builds in ~/.cache/cudal1/builds while the
+# machine stays warm): run the same job again until it writes bench/real/stage1.jsonl. $1: the step's limit in s
+step stage1 ${1:-560} python3 bench/real/make_stage1.py --out bench/real/stage1.jsonl
+cp bench/real/stage1.jsonl* $OUT/ 2>/dev/null
+}
+
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|demo|demo_rl|policy|stage1}" "${@:2}"
