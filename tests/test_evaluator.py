@@ -257,7 +257,9 @@ def test_precision_stops_timing_once_the_speedup_is_known_that_well():
     opts = dict(min_rounds=6, max_rounds=200, warmup=1, time_budget_s=0.3, keep_samples=True)
     loose = E.evaluate(RELU, HONEST, "cpu", precision=0.5, **opts)
     off = E.evaluate(RELU, HONEST, "cpu", **opts)
-    assert loose.status == off.status == "ok" and loose.rounds == 6 and off.rounds > 3 * loose.rounds, (loose, off)
+    # loose: at min_rounds on a quiet machine (a few more on a busy one); off: the budget's 60-200
+    assert loose.status == off.status == "ok" and 6 <= loose.rounds <= 12, (loose, off)
+    assert off.rounds > 3 * loose.rounds, (loose, off)
     assert E._precise_enough(loose.samples, 0.5) and not E._precise_enough(loose.samples, 0.0)
     r = [math.log(a[0] / b[0]) for a, b in zip(off.samples["ref"], off.samples["cand"])]
     half = 1.96 * statistics.stdev(r) / len(r) ** 0.5  # what the rule computes, by hand
