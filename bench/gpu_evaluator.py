@@ -244,10 +244,11 @@ def main():
     ap.add_argument("--device", default="cuda", help="cpu only to try the script without a GPU")
     ap.add_argument("--devices", default="", help="comma list (default: every visible GPU)")
     ap.add_argument("--time-budget-s", type=float, default=0.5)
+    ap.add_argument("--precision", type=float, default=0.0, help="stop timing once the speedup is known within +-this")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gpu_evaluator.json"))
     a = ap.parse_args()
     PARTIAL[0] = Path(a.out).parent / "partial.jsonl"
-    opts = dict(time_budget_s=a.time_budget_s)
+    opts = dict(time_budget_s=a.time_budget_s, precision=a.precision)
     devices = a.devices.split(",") if a.devices else E.gpus(a.device)
     report = {}
     if a.corpus:  # first: the verdicts matter most
