@@ -38,7 +38,8 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
        again with the normal budget: only those timings become scores.
     2. Group size, tasks per step, beta, eps, lr, mu, minibatches, grad_accum are not published: the defaults below
        are ours. With one AdamW step per batch (mu = minibatches = 1, the default) every ratio is 1 and the eps clip
-       cannot act, so --eps-low/--eps-high are refused there; --minibatches M makes it PPO's mini-batches.
+       cannot act, so --eps-low/--eps-high are refused there; --minibatches M makes it PPO's mini-batches (every
+       pass after the first in a fresh order, drawn from (seed, step)).
     3. Each task's reference seeds its database at score 1.0, so even step 1 prompts are contrastive.
     4. Rewards are normalised over the whole step (all tasks' samples together), then clipped (k = 1.5, in units of
        the step's std), then normalised again within each group as GRPO advantages, which undoes the step's scaling
@@ -137,7 +138,7 @@ class Config:
     beta: float = 0.0                 # KL penalty to the initial policy (0 = no reference model loaded)
     eps_low: float = 0.2              # ratio clip below: 1 - eps_low
     eps_high: float = 0.2             # ratio clip above: 1 + eps_high (> eps_low = DAPO clip-higher)
-    mu: int = 1                       # passes over each batch of rollouts (PPO epochs), minibatches steps each
+    mu: int = 1                       # passes over each batch of rollouts (PPO epochs, reshuffled after the first)
     minibatches: int = 1              # AdamW steps per pass: the batch's samples split in M (old log-probs: before all)
     grad_accum: int = 8               # micro-batches per optimizer step (memory, not maths)
     max_grad_norm: float = 1.0        # clip the gradient norm (0 = off)
@@ -232,7 +233,8 @@ def parse_config(argv=None):
     for f in fields(Config):
         kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)
         p.add_argument("--" + f.name.replace("_", "-"), choices=CHOICES.get(f.name),
-                       help=f"{comments.get(f.name, '')} (default: {getattr(defaults, f.name)!r})".replace("%", "%%"), **kw)
+                       help=f"{comments.get(f.name, '')} (default: {getattr(defaults, f.name)!r})".replace("%", "%%"),
+                       **kw)  # (argparse formats help with %: a comment's "2%" would break --help)
     given = vars(p.parse_args(argv))
     try:
         if given.get("resume") and not given.get("out"):
@@ -838,40 +840,43 @@ def optimizer_step(cfg, model, opt):
     return float(norm)
 
 
-def update(cfg, model, ref_model, opt, rollouts, adv):
-    """GRPO with PPO's mini-batches: old (and reference) log-probs of every sample once, no grad, before the first
-    step; then mu passes over the batch, each split into `minibatches` AdamW steps (contiguous parts of the samples in
-    (B*G) order, each over grad_accum micro-batches). From the second step on the weights have moved, so the ratios
-    leave 1 and the eps clip can bind; with one step per batch every ratio is 1 and the clip does nothing.
+def update(cfg, model, ref_model, opt, rollouts, adv, step=0):
+    """GRPO with PPO's mini-batches: mu passes over the batch, each split into `minibatches` AdamW steps (each over
+    grad_accum micro-batches); the first pass takes the samples in (B*G) order, every later one in a fresh order
+    drawn from (seed, step) (PPO's reshuffle: the same on every rank). Old (and reference) log-probs of every
+    micro-batch come first, no grad, before the first step. From the second step on the weights have moved, so the
+    ratios leave 1 and the eps clip can bind; with one step per batch every ratio is 1 and the clip does nothing.
     Under torchrun each rank takes its share of each mini-batch; the shares of the loss are taken of the whole
     mini-batch, so the gradients summed over the ranks (and the logged stats) are those of one process."""
     samples = flat_samples(rollouts)
-    parts = [p.tolist() for p in np.array_split(np.arange(len(samples)), min(cfg.minibatches, len(samples)))]
-    chunks = [micro_batches(cfg, shard(part)) for part in parts]  # per mini-batch: this rank's micro-batches
+    n, m = len(samples), min(cfg.minibatches, len(samples))
+    rng = np.random.default_rng(seed_for(cfg, step, "minibatches"))  # (one mini-batch: nothing to reshuffle)
+    orders = [np.arange(n)] + [rng.permutation(n) if m > 1 else np.arange(n) for _ in range(cfg.mu - 1)]
+    parts = [p.tolist() for order in orders for p in np.array_split(order, m)]  # each AdamW step's samples
+    chunks = [micro_batches(cfg, shard(part)) for part in parts]  # per step: this rank's micro-batches
     tokens = [sum(int(samples[i][2].sum()) for i in part) for part in parts]
-    adv, n_steps = adv.to(cfg.device), cfg.mu * len(parts)
+    adv, n_steps = adv.to(cfg.device), len(parts)
     with torch.no_grad():
         old = [[token_logps(cfg, model, [samples[i] for i in c])[0] for c in cs] for cs in chunks]
         with adapters_off(ref_model) if ref_model else nullcontext():  # with LoRA the anchor is the model's base
             ref = [[token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in cs]
                    for cs in chunks]
     stats, grad_norm = Counter(), 0.0
-    bar = tqdm(total=cfg.mu * sum(map(len, chunks)), desc="update", leave=False, disable=not is_main())
-    for _ in range(cfg.mu):
-        for part, cs, olds, refs, total_tokens in zip(parts, chunks, old, ref, tokens):
-            opt.zero_grad(set_to_none=True)
-            for c, old_lp, ref_lp in zip(cs, olds, refs):
-                bar.update()
-                logp, mask = token_logps(cfg, model, [samples[i] for i in c])
-                loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
-                                     eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
-                                     max_tokens=cfg.max_new_tokens)
-                # weight each micro-batch by its share, so the sum equals the loss of the whole mini-batch
-                share = int(mask.sum()) / total_tokens if cfg.loss_variant == "dapo" else len(c) / len(part)
-                (loss * share).backward()
-                stats.update({"loss": loss.item() * share, **{k: v * share / n_steps for k, v in st.items()}})
-            all_reduce_grads(model)
-            grad_norm += optimizer_step(cfg, model, opt) / n_steps  # of the summed gradient: the same on every rank
+    bar = tqdm(total=sum(map(len, chunks)), desc="update", leave=False, disable=not is_main())
+    for part, cs, olds, refs, total_tokens in zip(parts, chunks, old, ref, tokens):
+        opt.zero_grad(set_to_none=True)
+        for c, old_lp, ref_lp in zip(cs, olds, refs):
+            bar.update()
+            logp, mask = token_logps(cfg, model, [samples[i] for i in c])
+            loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
+                                 eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
+                                 max_tokens=cfg.max_new_tokens)
+            # weight each micro-batch by its share, so the sum equals the loss of the whole mini-batch
+            share = int(mask.sum()) / total_tokens if cfg.loss_variant == "dapo" else len(c) / len(part)
+            (loss * share).backward()
+            stats.update({"loss": loss.item() * share, **{k: v * share / n_steps for k, v in st.items()}})
+        all_reduce_grads(model)
+        grad_norm += optimizer_step(cfg, model, opt) / n_steps  # of the summed gradient: the same on every rank
     bar.close()
     stats = {k: sum(part.get(k, 0.0) for part in gather([stats])) for k in ("loss", "clip_frac", "kl", "ratio")}
     return dict(stats, loss=stats["loss"] / n_steps, grad_norm=grad_norm, updated=True)
@@ -1292,7 +1297,7 @@ def rl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
                                std_normalize=cfg.std_normalize,
                                std_floor=cfg.adv_std_floor).flatten().float()           # (B * G,)
         with finishing_step():  # a Ctrl-C waits for this step's update, database, log and checkpoint
-            stats = update(cfg, model, ref_model, opt, rollouts, adv) if adv.any() or cfg.beta > 0 else NO_UPDATE
+            stats = update(cfg, model, ref_model, opt, rollouts, adv, step) if adv.any() or cfg.beta > 0 else NO_UPDATE
             t3 = time.perf_counter()
             record_winners(cfg, db, best, batch, rollouts, results, step)
             log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3), phases)

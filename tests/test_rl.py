@@ -768,7 +768,7 @@ def test_adv_std_floor_reaches_the_update(tmp_path, monkeypatch):
     advantages +-0.05 / (0.1 + 1e-4) = +-0.4995 reach update(), not the +-1.41 of plain GRPO."""
     monkeypatch.setattr(rl, "build_prompt", short_prompt)
     seen = []
-    monkeypatch.setattr(rl, "update", lambda cfg, m, r, o, rollouts, adv: seen.append(adv) or rl.NO_UPDATE)
+    monkeypatch.setattr(rl, "update", lambda cfg, m, r, o, rollouts, adv, step: seen.append(adv) or rl.NO_UPDATE)
     flags = ["--model", "tiny", "--task", "cpu/relu", "--steps", "1", "--group-size", "4", "--max-new-tokens", "4",
              "--device", "cpu", "--adv-std-floor", "0.1", "--out", str(tmp_path)]
     rl.run(rl.parse_config(flags), reward_fn=lambda task, texts: [1.0, 1.05, 0.95, 1.0])
@@ -856,3 +856,25 @@ def test_copies_are_logged_apart(tmp_path):
     assert (rec["pass_rate"], rec["copies"]) == (0.5, 1)
     assert rec["per_task"] == {"t": {"pass": 0.5, "copies": 1, "mean_speedup": 1.75}}
     assert rl.read_jsonl(tmp_path / "log.jsonl") == [rec]
+
+
+def test_later_passes_reshuffle_the_mini_batches(monkeypatch):
+    """--mu 2 --minibatches 2: pass 1 splits the batch in (B*G) order, pass 2 in a fresh order drawn from (seed, step)
+    (PPO's reshuffle), the same again for the same step (a resume replays it) and another for another step."""
+    cfg = rl.Config(model="tiny", device="cpu", mu=2, minibatches=2, grad_accum=1, lr=1e-3, seed=1)
+    model, _ = rl.load_policy(cfg)
+    g = torch.Generator().manual_seed(0)
+    rollouts = [dict(prompt=torch.randint(0, 256, (6,), generator=g), ids=torch.randint(0, 256, (4, 8), generator=g),
+                     mask=torch.ones(4, 8, dtype=torch.bool)) for _ in range(2)]
+    adv = torch.arange(8, dtype=torch.float32) - 3.5  # each sample's advantage names it
+
+    def steps_of(step):
+        seen, grpo_loss = [], rl.grpo_loss
+        monkeypatch.setattr(rl, "grpo_loss", lambda logp, old, a, mask, **kw: (seen.append(a.tolist()),
+                                                                               grpo_loss(logp, old, a, mask, **kw))[1])
+        rl.update(cfg, model, None, torch.optim.AdamW(model.parameters(), lr=cfg.lr), rollouts, adv, step)
+        return [sorted(int(x + 3.5) for x in a) for a in seen]
+    first = steps_of(5)
+    assert len(first) == 4 and first[:2] == [[0, 1, 2, 3], [4, 5, 6, 7]]  # pass 1 in batch order
+    assert sorted(first[2] + first[3]) == list(range(8)) and first[2] != [0, 1, 2, 3] and first[2] != [4, 5, 6, 7]
+    assert steps_of(5)[2:] == first[2:] and steps_of(6)[2:] != first[2:]
