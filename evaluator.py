@@ -1921,6 +1921,18 @@ def _summary(r):
             f"{r.cand_ms:.4f} ms +-{100 * r.cand_spread:.1f}%, {r.rounds} paired rounds, {r.seconds:.1f} s){flag}")
 
 
+def add_option_flags(p):
+    """Every Options field as a flag of the argparse parser p (--time-budget-s, --min-rounds, ...)."""
+    for f in fields(Options):
+        kind = {"type": type(f.default)} if type(f.default) is not bool else {"action": argparse.BooleanOptionalAction}
+        p.add_argument("--" + f.name.replace("_", "-"), default=f.default, **kind)
+
+
+def options_of(args):
+    """The Options fields' values from parsed add_option_flags flags, as evaluate's keyword arguments."""
+    return {f.name: getattr(args, f.name) for f in fields(Options)}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description="Evaluate one candidate (defines ModelNew) against a KernelBench-format "
                                 "reference (defines Model, get_inputs, get_init_inputs).")
@@ -1928,11 +1940,9 @@ def main(argv=None):
     p.add_argument("candidate", nargs="?", help="candidate file defining class ModelNew")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
-    for f in fields(Options):
-        kind = {"type": type(f.default)} if type(f.default) is not bool else {"action": argparse.BooleanOptionalAction}
-        p.add_argument("--" + f.name.replace("_", "-"), default=f.default, **kind)
+    add_option_flags(p)
     a = p.parse_args(argv)
-    opts = {f.name: getattr(a, f.name) for f in fields(Options)}
+    opts = options_of(a)
     if not (a.reference and a.candidate):
         p.error("give REFERENCE and CANDIDATE files (re-scoring other systems' kernels: bench/rescore.py)")
     try:

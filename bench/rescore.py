@@ -13,14 +13,13 @@ import argparse
 import json
 import statistics
 import sys
-from dataclasses import fields
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evaluator  # noqa: E402
-from evaluator import Options, TaskError  # noqa: E402
+from evaluator import TaskError  # noqa: E402
 
 
 def release_items(path):
@@ -108,9 +107,7 @@ def main(argv=None):
                    help="also time torch.compile of each reference")
     p.add_argument("--out", help="also write the table (markdown) and the rows (.json beside it)")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
-    for f in fields(Options):
-        kind = {"type": type(f.default)} if type(f.default) is not bool else {"action": argparse.BooleanOptionalAction}
-        p.add_argument("--" + f.name.replace("_", "-"), default=f.default, **kind)
+    evaluator.add_option_flags(p)
     a = p.parse_args(argv)
     if not (a.release or a.tasks):
         p.error("give --release FILE, or --tasks DIR --candidates DIR")
@@ -118,8 +115,7 @@ def main(argv=None):
         items = release_items(a.release) if a.release else folder_items(a.tasks, a.candidates or a.tasks)
     except (TaskError, OSError) as e:
         p.error(str(e))
-    opts = {f.name: getattr(a, f.name) for f in fields(Options)}
-    rows, summary = rescore(items, a.device, a.compile_baseline, **opts)
+    rows, summary = rescore(items, a.device, a.compile_baseline, **evaluator.options_of(a))
     table = rescore_table(rows, summary)
     print(table)
     if a.out:

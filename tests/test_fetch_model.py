@@ -38,3 +38,9 @@ def test_parts_are_joined_in_order_and_checked(tmp_path, monkeypatch):
     with pytest.raises(SystemExit, match="sha256"):
         fetch_model.fetch("toy", bad)
     assert not (bad / "toy.gguf").exists() and not (bad / "toy.gguf.tmp").exists()
+
+
+def test_rl_looks_for_exactly_the_files_made_here():
+    import rl
+    assert {m[2] for m in fetch_model.MODELS.values()} == set(rl.OFFLINE_MODELS)
+    assert fetch_model.FETCHED == rl.FETCHED

@@ -71,15 +71,16 @@ def table(items, results):
 # ---------------------------------------------------------------------------- main
 
 
-def main(argv=None, here=HERE, device="cpu", time_budget=0.2):
-    """The command line; bench/demo_cuda/build_data.py calls it with its own folder and defaults."""
+def main(argv=None, here=HERE, device="cpu", time_budget=0.2, find=find_candidates):
+    """The command line; bench/demo_cuda/build_data.py calls it with its own folder and defaults, and
+    bench/real/make_stage1.py with its own find (task filter, folder) -> items."""
     p = argparse.ArgumentParser(description=f"evaluate {here}/candidates and write stage-1 JSONL", allow_abbrev=False)
     p.add_argument("--tasks", default="", help="comma-separated task names or globs (cpu/relu, softmax, 'cpu/*')")
     p.add_argument("--device", default=device, help="evaluator device (cuda: every visible GPU)")
     p.add_argument("--out", default=str(here / "stage1.jsonl"), help="output JSONL file")
     p.add_argument("--time-budget", type=float, default=time_budget, help="evaluator time_budget_s per side (seconds)")
     args = p.parse_args(argv)
-    items = find_candidates([s.strip() for s in args.tasks.split(",") if s.strip()], here / "candidates")
+    items = find([s.strip() for s in args.tasks.split(",") if s.strip()], here / "candidates")
     if not items:
         raise SystemExit(f"no candidates for --tasks {args.tasks!r}")
     t0, partial = time.time(), Path(args.out + ".partial")

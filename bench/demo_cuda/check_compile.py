@@ -83,9 +83,11 @@ def compile_together(named, stub, work):
 
 
 def main():
-    args = sys.argv[1:]
-    folder = Path(args.pop(args.index("--folder") + 1)) if "--folder" in args else HERE / "candidates"
-    only = set(a for a in args if a != "--folder")
+    args, folder = sys.argv[1:], HERE / "candidates"
+    if "--folder" in args:
+        i = args.index("--folder")
+        folder, args = Path(args[i + 1]), args[:i] + args[i + 2:]
+    only = set(args)
     found = []
     for path in sorted(folder.glob("*/*.py")):
         if only and path.parent.name not in only:

@@ -20,12 +20,10 @@ SPLIT = json.loads((HERE / "split.json").read_text())
 sys.path.insert(0, str(HERE.parent / "demo"))
 import build_data  # noqa: E402  (bench/demo's: the same records, table and flags)
 
-FIND = build_data.find_candidates
-
 
 def candidates(task_filter, folder=None):
     """bench/demo/build_data.find_candidates over every folder of FOLDERS, training tasks only."""
-    items = [it for f in FOLDERS if f.is_dir() for it in FIND(task_filter, f)]
+    items = [it for f in FOLDERS if f.is_dir() for it in build_data.find_candidates(task_filter, f)]
     leaked = sorted({task for task, *_ in items if task not in SPLIT["train"]})
     if leaked:
         raise SystemExit(f"candidates for tasks outside split.json's training tasks: {', '.join(leaked)}")
@@ -33,5 +31,4 @@ def candidates(task_filter, folder=None):
 
 
 if __name__ == "__main__":
-    build_data.find_candidates = candidates
-    build_data.main(here=HERE, device="cuda", time_budget=1.0)
+    build_data.main(here=HERE, device="cuda", time_budget=1.0, find=candidates)
