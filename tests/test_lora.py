@@ -109,10 +109,12 @@ def test_checkpoints_hold_adapters_and_init_from_continues_them(tmp_path, monkey
         rl.load_weights(tiny(), state["model"], lora / "ckpt.pt")
 
 
+@pytest.mark.parametrize("cache", ["dynamic", "static"])  # rl.py's --gen-cache
 @torch.no_grad()
-def test_sampling_and_the_loss_see_the_same_adapted_distribution():
-    """generate (KV-cached, one token at a time) and token_logps (the training forward, all tokens at once) agree on
-    every sampled token's log-prob with trained-looking adapters (B random): the hooks act the same in both."""
+def test_sampling_and_the_loss_see_the_same_adapted_distribution(cache):
+    """generate (KV-cached, one token at a time, in either cache) and token_logps (the training forward, all tokens
+    at once) agree on every sampled token's log-prob with trained-looking adapters (B random): the hooks act the same
+    in both."""
     from transformers import GenerationConfig
     cfg = rl.Config(model="tiny", device="cpu", temperature=0.7, lora_rank=4)
     model, tok = rl.initial_policy(cfg)
@@ -122,7 +124,8 @@ def test_sampling_and_the_loss_see_the_same_adapted_distribution():
             m.lora_b.copy_(0.3 * torch.randn(m.lora_b.shape, generator=g))
     prompt = tok("def f(x):\n", return_tensors="pt", add_special_tokens=False).input_ids[0]
     gen = GenerationConfig(do_sample=True, temperature=0.7, max_new_tokens=10, min_new_tokens=10,
-                           pad_token_id=tok.pad_token_id, **rl.PURE_SAMPLING)
+                           pad_token_id=tok.pad_token_id, **rl.PURE_SAMPLING,
+                           cache_implementation=None if cache == "dynamic" else cache)
     torch.manual_seed(0)
     out = model.generate(prompt[None], attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
                          generation_config=gen, output_logits=True, return_dict_in_generate=True)
