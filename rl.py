@@ -679,7 +679,9 @@ def generate(cfg, model, tok, prompts, seed):
     """G samples of each prompt in one batch (KV-cached, prompts left-padded), after torch.manual_seed(seed); per
     prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts."""
     from transformers import GenerationConfig
-    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(cfg.device)
+    bucket = 256 if cfg.gen_cache == "static" else None  # static: the cache's shape (so a recompile) per bucket only
+    enc = tok(prompts, return_tensors="pt", padding=True, pad_to_multiple_of=bucket,
+              add_special_tokens=False).to(cfg.device)
     eos = eos_ids(model, tok)
     gen = GenerationConfig(do_sample=True, temperature=cfg.temperature, top_p=cfg.top_p,
                            max_new_tokens=cfg.max_new_tokens, num_return_sequences=cfg.group_size,

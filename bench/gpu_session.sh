@@ -130,8 +130,8 @@ Q05_STEP="--lora-rank 16 --task level1/*,level2/* --tasks-per-step 8 --group-siz
 
 policy() {  # issue 19: one RL step of Qwen2.5-Coder-0.5B (offline GGUF) + LoRA 16 with its phases. $1: limit in s
 local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site
-step policy_step ${1:-540} python3 rl.py --model $gguf $Q05_STEP --lr 2e-5 --steps 1 --eval-precision 0.01 \
-    --out $RUNS/q05  # (its 106 MB ckpt.pt stays there: a file comes back only under 16 MiB)
+step policy_step ${1:-540} python3 rl.py --model $gguf $Q05_STEP --lr 2e-5 --steps ${STEPS:-1} --eval-precision 0.01 \
+    ${GEN_CACHE:+--gen-cache $GEN_CACHE} --out $RUNS/q05  # (its 106 MB ckpt.pt stays there: a file comes back only under 16 MiB)
 cp $RUNS/q05/log.jsonl $OUT/log_q05.jsonl 2>/dev/null; ls -la $RUNS/q05 > $OUT/q05_files.txt 2>&1
 }
 
