@@ -1875,7 +1875,8 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     timing never shares a GPU), over `devices` (default: gpus(device)). Results come back in the order of pairs;
     on_result(i, result) is called as each one finishes (from a thread per device), e.g. to save partial work.
     phases (a dict): build_s and evaluate_s, the wall seconds of the two stages, builds (sources that build an
-    extension) and compiled (extensions the compiler built: the rest came from the build cache) are added to it."""
+    extension), build_failed (of those, the builds that failed: compile errors, crashes, timeouts) and compiled
+    (extensions the compiler built: the other working builds came from the build cache) are added to it."""
     o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
     built = {}
@@ -1905,7 +1906,8 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     bar.close()
     if phases is not None:
         compiled = sum(f.stat().st_mtime >= t0 for f in _build_root().glob("*/built"))  # written in this call
-        for k, v in dict(build_s=t1 - t0, evaluate_s=time.time() - t1, builds=len(built), compiled=compiled).items():
+        for k, v in dict(build_s=t1 - t0, evaluate_s=time.time() - t1, builds=len(built), build_failed=len(failed),
+                         compiled=compiled).items():
             phases[k] = phases.get(k, 0) + v
     return results
 

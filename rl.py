@@ -112,7 +112,7 @@ class Config:
     tasks_per_step: int = 4           # B: prompts per step (capped at the number of tasks)
     group_size: int = 8               # G: samples per prompt, the GRPO group
     gen_batch: int = 8                # tasks per generate call, their groups in one batch (1: each task alone)
-    gen_cache: str = "dynamic"        # dynamic|static: generate's KV cache (static: compiled decoding on CUDA)
+    gen_cache: str = "auto"           # auto|dynamic|static: generate's KV cache (static, compiled on CUDA: auto there)
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
     top_p: float = 1.0                # nucleus sampling mass (1 = off; rl needs 1: its loss scores no truncation)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
@@ -161,7 +161,7 @@ class Config:
 
 CHOICES = {"stage": ("collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
            "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best"),
-           "gen_cache": ("dynamic", "static")}
+           "gen_cache": ("auto", "dynamic", "static")}
 DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
 FETCHED = Path.home() / ".cache" / "cudal1" / "models"  # bench/fetch_model.py's offline GGUFs, the preferred first:
 OFFLINE_MODELS = ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
@@ -677,16 +677,19 @@ PURE_SAMPLING = dict(top_k=0, min_p=0.0, typical_p=1.0, repetition_penalty=1.0, 
 @torch.no_grad()
 def generate(cfg, model, tok, prompts, seed):
     """G samples of each prompt in one batch (KV-cached, prompts left-padded), after torch.manual_seed(seed); per
-    prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts."""
+    prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts. A static cache (--gen-cache; on
+    CUDA transformers then compiles the decoding step: 2.3x the tokens per second on the H200, bench/RESULTS.md)
+    samples the same tokens on the CPU; on CUDA the compiled kernels round bf16 their own way, and the loss scores
+    the samples with the eager forward (the old log-probs too), as RL on a separate inference engine does."""
     from transformers import GenerationConfig
-    bucket = 256 if cfg.gen_cache == "static" else None  # static: the cache's shape (so a recompile) per bucket only
-    enc = tok(prompts, return_tensors="pt", padding=True, pad_to_multiple_of=bucket,
-              add_special_tokens=False).to(cfg.device)
+    static = cfg.gen_cache == "static" or (cfg.gen_cache == "auto" and cfg.device == "cuda")
+    enc = tok(prompts, return_tensors="pt", padding=True, pad_to_multiple_of=256 if static else None,
+              add_special_tokens=False).to(cfg.device)  # static: one cache shape, so one compile, per 256 tokens
     eos = eos_ids(model, tok)
     gen = GenerationConfig(do_sample=True, temperature=cfg.temperature, top_p=cfg.top_p,
                            max_new_tokens=cfg.max_new_tokens, num_return_sequences=cfg.group_size,
                            eos_token_id=eos.tolist(), pad_token_id=tok.pad_token_id, **PURE_SAMPLING,
-                           cache_implementation=None if cfg.gen_cache == "dynamic" else cfg.gen_cache)
+                           cache_implementation="static" if static else None)
     torch.manual_seed(seed)
     with autocast(cfg):
         out = model.generate(**enc, generation_config=gen).cpu()  # (n * G, P + T): prompt i's samples are rows iG..
@@ -938,7 +941,7 @@ def task_stats(batch, results):
 def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phases=None):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
     clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update; phases: the
-    evaluator's build_s, evaluate_s, builds and compiled (evaluate_many). The line ends with where the step's time
+    evaluator's build_s, evaluate_s, builds, build_failed and compiled (evaluate_many). The line ends with where the step's time
     went: generation (and its tokens per second, every sample's tokens up to its eos), the builds, the rest of the
     evaluation, the update.
 
@@ -961,8 +964,8 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
     append_log(cfg, rec)
     speedup, _, found = max(best.values(), key=lambda b: b[0]) if best else (None, None, None)
     top = f"{speedup:.2f}x{' from --init-from' * (found == 0)}" if best else "-"  # step 0: the earlier stage's code
-    built = (f" (builds {times['build_s']:.1f} s, {times['compiled']} compiled, the rest cached)"
-             if times.get("builds") else "")
+    built = (f" (builds {times['build_s']:.1f} s: {times['builds']}, {times['compiled']} compiled, "
+             f"{times['build_failed']} failed, the rest cached)" if times.get("builds") else "")
     print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%} | best {top} | "
           f"{times['step_s']:.1f} s/step: generate {times['gen_s']:.1f} s ({times['gen_tok_s']:,.0f} tok/s), "
           f"evaluate {times['eval_s']:.1f} s{built}, update {times['update_s']:.1f} s", flush=True)

@@ -1,12 +1,13 @@
 """bench/gen_speed.py: how fast rl.py's policy generates one RL step's samples, per KV-cache kind (issue 19).
 
-    python bench/gen_speed.py --caches dynamic,static -- --model M.gguf --lora-rank 16 --tasks-per-step 8 \\
-        --group-size 8 --max-new-tokens 1200 --temperature 0.7
+    python bench/gen_speed.py --caches static,dynamic --attn cudal1_sdpa,sdpa -- --model M.gguf --lora-rank 16 \\
+        --tasks-per-step 8 --group-size 8 --max-new-tokens 1200 --temperature 0.7
 
 The flags after -- are rl.py's. Step 1's prompts (contrastive, references only in the database) go through
-rl.generate_all twice per cache kind, with the same seed: the first call pays any compile, the second is the steady
-state. Per call: generated tokens (up to each sample's first eos), the padded slots the batch ran (samples x longest),
-seconds and generated tokens per second. Nothing is evaluated or trained.
+rl.generate_all twice per cache kind and attention (rl.packed_attention's cudal1_sdpa, or transformers' sdpa), with
+the same seed: the first call pays any compile, the second is the steady state. Per call: generated tokens (up to each sample's first eos), the padded slots the batch ran (samples x longest),
+seconds and generated tokens per second. Nothing is evaluated or trained. --profile N: then one more call per cache
+kind, N new tokens under torch.profiler, and its ops by own CPU time and by GPU time (where a decoding step goes).
 """
 import argparse
 import sys
@@ -36,7 +37,9 @@ def main(argv=None):
     ours, theirs = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
     p = argparse.ArgumentParser(description="generation throughput of rl.py's policy on one step's prompts")
     p.add_argument("--caches", default="dynamic,static", help="comma list of rl.py --gen-cache kinds to time")
+    p.add_argument("--attn", default="cudal1_sdpa", help="comma list of attention implementations to time")
     p.add_argument("--calls", type=int, default=2, help="generate_all calls per cache kind (the first compiles)")
+    p.add_argument("--profile", type=int, default=0, metavar="N", help="profile a call of N new tokens per kind")
     args = p.parse_args(ours)
     with tempfile.TemporaryDirectory() as out:
         cfg = rl.resolve_config(rl.check_config(replace(rl.parse_config(theirs), out=out)))
@@ -48,11 +51,27 @@ def main(argv=None):
         lengths = [len(tok(p, add_special_tokens=False)["input_ids"]) for p in prompts]
         print(f"model {cfg.model}, {len(batch)} tasks x {cfg.group_size} samples, gen_batch {cfg.gen_batch}, "
               f"max_new_tokens {cfg.max_new_tokens}, prompt tokens {min(lengths)}-{max(lengths)}")
-        for cache in args.caches.split(","):
+        for cache, attn in [(c, a) for c in args.caches.split(",") for a in args.attn.split(",")]:
+            model.set_attn_implementation(attn)
+            rl.torch._dynamo.reset()  # a fresh compile for each: the first call's time says what it costs
             for call in range(1, args.calls + 1):
                 tokens, slots, seconds = timed_generation(replace(cfg, gen_cache=cache), model, tok, batch, prompts)
-                print(f"cache {cache} call {call}: {tokens} tokens ({slots} slots) in {seconds:.1f} s = "
-                      f"{tokens / seconds:.0f} tok/s", flush=True)
+                print(f"cache {cache} attention {attn} call {call}: {tokens} tokens ({slots} slots) in "
+                      f"{seconds:.1f} s = {tokens / seconds:.0f} tok/s", flush=True)
+            if args.profile:
+                profile(replace(cfg, gen_cache=cache, max_new_tokens=args.profile), model, tok, batch, prompts)
+
+
+def profile(cfg, model, tok, batch, prompts):
+    """Print the ops of one generate_all call by their own CPU time and by GPU time (15 of each)."""
+    from torch.profiler import ProfilerActivity
+    kinds = [ProfilerActivity.CPU] + [ProfilerActivity.CUDA] * (cfg.device == "cuda")
+    with rl.torch.profiler.profile(activities=kinds) as prof:
+        tokens, slots, seconds = timed_generation(cfg, model, tok, batch, prompts)
+    print(f"cache {cfg.gen_cache}, profiled: {slots // len(batch) // cfg.group_size} steps in {seconds:.1f} s")
+    table = prof.key_averages()
+    for key in ["self_cpu_time_total"] + ["cuda_time_total"] * (cfg.device == "cuda"):
+        print(table.table(sort_by=key, row_limit=15), flush=True)
 
 
 if __name__ == "__main__":

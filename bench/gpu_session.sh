@@ -135,9 +135,12 @@ step policy_step ${1:-540} python3 rl.py --model $gguf $Q05_STEP --lr 2e-5 --ste
 cp $RUNS/q05/log.jsonl $OUT/log_q05.jsonl 2>/dev/null; ls -la $RUNS/q05 > $OUT/q05_files.txt 2>&1
 }
 
-gen_speed() {  # issue 19: generation alone on the same step's prompts, static (compiled) KV cache vs dynamic
-local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site
-step gen_speed ${1:-540} python3 bench/gen_speed.py --caches ${CACHES:-static,dynamic} -- --model $gguf $Q05_STEP
+gen_speed() {  # issue 19: generation alone on the same step's prompts, per KV cache (CACHES: static = compiled,
+# dynamic) and attention (ATTNS: rl.py's packed cudal1_sdpa, transformers' sdpa); PROFILE=N: then a profile of N new
+# tokens per pair; TORCH_LOGS names skipped CUDA graphs and recompiles (stderr.log)
+local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site TORCH_LOGS=${TORCH_LOGS:-perf_hints,recompiles}
+step gen_speed ${1:-540} python3 bench/gen_speed.py --caches ${CACHES:-static} --attn ${ATTNS:-cudal1_sdpa,sdpa} \
+    ${PROFILE:+--profile $PROFILE} -- --model $gguf $Q05_STEP
 }
 
 stage1() {  # issue 22: the stage-1 data of bench/real (~190 candidates, ~80 CUDA builds). A call cut at its limit

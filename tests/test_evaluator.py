@@ -83,9 +83,15 @@ def test_a_forked_copy_of_the_caller_is_told_to_evaluate_from_the_caller():
 
 
 def test_evaluate_many_mixes_static_failures_and_runs():
-    res = E.evaluate_many([(RELU, "x = 1"), (RELU, HONEST)], "cpu", progress=False, **FAST)
-    assert [r.status for r in res] == ["compile_error", "ok"]
-    assert res[0].check == "no_modelnew"
+    """A static failure, a failed C++ build and a run in one call; phases counts the build (failed, not compiled)."""
+    broken = (ROOT / "tests/corpus/failures/build_error.py").read_text()
+    phases = {}
+    res = E.evaluate_many([(RELU, "x = 1"), (RELU, broken), (RELU, HONEST)], "cpu", progress=False, phases=phases,
+                          **FAST)
+    assert [r.status for r in res] == ["compile_error", "compile_error", "ok"]
+    assert res[0].check == "no_modelnew" and res[1].check == "build"
+    assert (phases["builds"], phases["build_failed"], phases["compiled"]) == (1, 1, 0)
+    assert phases["build_s"] > 0 and phases["evaluate_s"] > 0
 
 
 def test_cli_json_contract(tmp_path):

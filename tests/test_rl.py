@@ -241,6 +241,20 @@ def test_generate_batches_tasks_of_different_prompt_lengths():
         assert torch.equal(r["ids"][0, :n], alone["ids"][0, :n]) and int(r["mask"][0].sum()) == n
 
 
+def test_a_static_cache_with_its_padded_prompts_samples_the_same_tokens():
+    """--gen-cache static (the CUDA default, auto) pads prompts to a multiple of 256 tokens and preallocates the KV
+    cache: on the CPU its samples are the dynamic cache's, token for token, and the rollout's prompt is unpadded."""
+    cfg = rl.Config(model="tiny", device="cpu", group_size=2, max_new_tokens=16, temperature=0.8)
+    model, tok = rl.load_policy(cfg)
+    prompts = ["def f(x):\n", "import torch\nclass Model:\n    pass\n"]
+    dynamic = rl.generate(cfg, model, tok, prompts, seed=3)
+    static = rl.generate(replace(cfg, gen_cache="static"), model, tok, prompts, seed=3)
+    for p, d, s in zip(prompts, dynamic, static):
+        assert tok.decode(s["prompt"]) == p and torch.equal(d["prompt"], s["prompt"])
+        assert torch.equal(d["ids"], s["ids"]) and torch.equal(d["mask"], s["mask"]) and d["texts"] == s["texts"]
+    assert rl.generate(replace(cfg, gen_cache="static"), model, tok, prompts, seed=4)[0]["texts"] != static[0]["texts"]
+
+
 @pytest.mark.filterwarnings("ignore:CUDA is not available")
 def test_autocast_on_cuda_leaves_out_cudnn_attention():
     """cuDNN's attention plans every new sequence length (~40 ms per generated token on the H200): off under
