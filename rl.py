@@ -423,6 +423,7 @@ def load_policy(cfg):
     tok.padding_side = "left"
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
+    use_packed_attention(model)
     return model.to(cfg.device).eval(), tok
 
 
@@ -536,6 +537,33 @@ def autocast(cfg):
     stack.enter_context(torch.autocast("cuda", dtype=torch.bfloat16))
     stack.enter_context(sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]))
     return stack
+
+
+
+def packed_attention(module, query, key, value, attention_mask, scaling=None, **kw):
+    """transformers' sdpa attention, but for one new token the query heads that share a key/value head attend as that
+    head's queries, (B, H, 1, D) -> (B, H_kv, H / H_kv, D), so the KV cache is read as it is; transformers' sdpa
+    copies every key/value head H / H_kv times first under torch.compile (Qwen2.5-0.5B: 14 query heads over 2 KV
+    heads, so 7 copies of the cache per layer and token). Several tokens (prefill, training) go to its sdpa as they
+    are; the sampling-vs-loss log-prob tests hold with it (tiny has 4 query heads over 2)."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    r = getattr(module, "num_key_value_groups", 1)
+    if query.shape[2] != 1 or r == 1:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, **kw)
+    b, h, _, d = query.shape
+    out = torch.nn.functional.scaled_dot_product_attention(  # (B, H_kv, r, D): query head g * r + i is row i of g
+        query.view(b, h // r, r, d), key, value, attn_mask=attention_mask, scale=scaling)
+    return out.reshape(b, 1, h, d), None
+
+
+def use_packed_attention(model):
+    """A model on transformers' sdpa attention gets packed_attention instead (its masks stay sdpa's)."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+    AttentionInterface.register("cudal1_sdpa", packed_attention)
+    AttentionMaskInterface.register("cudal1_sdpa", sdpa_mask)
+    if model.config._attn_implementation == "sdpa":
+        model.set_attn_implementation("cudal1_sdpa")
 
 # ---------------------------------------------------------------------------- data parallel (torchrun)
 # Every rank holds the whole policy and makes the same draws (they come from (seed, step, task)). Per step each rank

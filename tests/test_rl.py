@@ -255,6 +255,34 @@ def test_a_static_cache_with_its_padded_prompts_samples_the_same_tokens():
     assert rl.generate(replace(cfg, gen_cache="static"), model, tok, prompts, seed=4)[0]["texts"] != static[0]["texts"]
 
 
+def test_packed_attention_reads_the_cache_unrepeated_under_compile(monkeypatch):
+    """Decoding one token under torch.compile (as generate's static cache does on CUDA): packed_attention gives SDPA
+    the cache's 2 key/value heads as they are (transformers' sdpa repeats them to the 4 query heads there), and the
+    logits agree with transformers' sdpa."""
+    from transformers import StaticCache
+    model, tok = rl.load_policy(rl.Config(model="tiny", device="cpu"))
+    assert model.config._attn_implementation == "cudal1_sdpa"
+    enc = tok(["def f(x):\n", "import torch\nclass Model:\n"], return_tensors="pt", padding=True,
+              add_special_tokens=False)
+    sdpa, heads = torch.nn.functional.scaled_dot_product_attention, []
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention",
+                        lambda q, k, v, **kw: heads.append(k.shape[1]) or sdpa(q, k, v, **kw))
+    logits = {}
+    with torch.no_grad():
+        for impl in ("sdpa", "cudal1_sdpa"):
+            torch._dynamo.reset()
+            model.set_attn_implementation(impl)
+            cache, n = StaticCache(config=model.config, max_cache_len=64), enc["input_ids"].shape[1]
+            first = model(**enc, past_key_values=cache).logits[:, -1:].argmax(-1)
+            heads.clear()
+            step = torch.compile(model.forward, backend="eager")
+            logits[impl] = step(first, attention_mask=torch.cat([enc["attention_mask"], torch.ones(2, 1).long()], 1),
+                                past_key_values=cache, cache_position=torch.tensor([n])).logits
+            if impl == "cudal1_sdpa":  # (transformers 5.24's sdpa gives 4, repeated, here)
+                assert heads == [model.config.num_key_value_heads] * model.config.num_hidden_layers
+    torch.testing.assert_close(logits["cudal1_sdpa"], logits["sdpa"], rtol=0, atol=1e-5)
+
+
 @pytest.mark.filterwarnings("ignore:CUDA is not available")
 def test_autocast_on_cuda_leaves_out_cudnn_attention():
     """cuDNN's attention plans every new sequence length (~40 ms per generated token on the H200): off under
