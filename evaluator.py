@@ -24,7 +24,8 @@ tests/corpus holds one file per attack. A verdict's reason starts with its check
                                                 profiled or in eval mode                           _phase_probe
     monkeypatch backend_flags                   a patched harness or torch, changed global flags  Worker.audit
     input_mutation shape_globals                inputs written to, the reference's sizes changed  _Sides.call, Worker
-    same_as_reference (ok, no credit)           the reference renamed, or exactly its ops         static_check, _profile
+    same_as_reference (ok, no credit)           the reference renamed, or exactly its ops (with   static_check, _profile
+                                                time_copies off: checked in full, timed 1-2 rounds)
     (the charge)                                work the precise clock does not see: the judge's  charge
                                                 clock bounds what the candidate is charged
 Hardening, under its own rulers below the story: process sandbox (seccomp, Landlock, capabilities, process groups),
@@ -60,7 +61,7 @@ import threading
 import time
 import traceback
 import types
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import torch
@@ -203,6 +204,8 @@ class Options:
     build_timeout_s: float = 900.0
     eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
+    time_copies: bool = True     # time a reference copy in full (off: checked in full, timed 1-2 rounds, as it
+                                 # earns no speedup credit; a quarter of an untrained model's samples are copies)
 
 
 LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
@@ -1399,7 +1402,8 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
     lap("check")
     kind, note = _profile(s, cand_src, hold)
     lap("profile")
-    clock = _timed_rounds(s, o, hold, tols, len(checks))
+    clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else barely_timed(o), hold, tols,
+                          len(checks))
     s.audit()
     ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
                                                       (o.worker_overhead_slack, o.judge_overhead_slack))
@@ -1768,6 +1772,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, **opts):
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise RuntimeError("device 'cuda' asked for, but torch sees no CUDA GPU (no GPU, or a CPU-only torch build)")
     fail, same = static_check(ref_src, cand_src)
+    o = o if o.time_copies or not same else barely_timed(o)
     if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, _stay_in_group)
         fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
                                                            progress=False, refs={cand_src: ref_src}))
@@ -1784,10 +1789,16 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, **opts):
             shutil.rmtree(logdir, ignore_errors=True)
     if fail.status == "ok" and (same or fail.same_as_reference):
         why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
-        fail.reason = f"same_as_reference: {why}; no speedup credit. " + fail.reason
+        timed = "" if o.time_copies else f" (timed {fail.rounds} rounds only: time_copies off)"
+        fail.reason = f"same_as_reference: {why}; no speedup credit{timed}. " + fail.reason
     fail.same_as_reference = same or fail.same_as_reference
     fail.seconds, fail.device = round(time.time() - t0, 3), device
     return fail
+
+
+def barely_timed(o):
+    """Options that check in full and time 1-2 rounds (a copy of the reference; stage 2's correctness pass)."""
+    return replace(o, min_rounds=1, max_rounds=2, time_budget_s=0.0, precision=0.0)
 
 
 def _build_failure(ref_src, cand_src, failed):

@@ -768,6 +768,7 @@ def evaluate_pairs(cfg, pairs, timing=None, phases=None):
     results = gather(evaluator.evaluate_many(shard(unique), device=device, jobs=cfg.eval_jobs or None,
                                              progress=is_main(), call_timeout_s=cfg.eval_timeout,
                                              build_timeout_s=cfg.eval_build_timeout, tol=cfg.eval_tol, phases=phases,
+                                             time_copies=False,  # a copy earns copy_reward, whatever its speed
                                              **(timing or dict(time_budget_s=cfg.eval_time_budget,
                                                                precision=cfg.eval_precision))))
     found = dict(zip(unique, results))

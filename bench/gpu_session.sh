@@ -15,6 +15,8 @@
 #                                         # 8 tasks x 8 samples x 1,200 tokens with its phases (see qwen05() below)
 #   bash bench/gpu_session.sh gen_speed   # issue 19: the same step's generation, static vs dynamic KV cache
 #   bash bench/gpu_session.sh stage1      # issue 22: bench/real's stage-1 data (again after a cut: it goes on)
+#   bash bench/gpu_session.sh measure base   # issue 22: the protocol for a checkpoint (again after a cut: goes on)
+#   bash bench/gpu_session.sh sft_real    # issue 22: stage 1 (sft) of the 0.5B on bench/real/stage1.jsonl
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -143,6 +145,28 @@ step gen_speed ${1:-540} python3 bench/gen_speed.py --caches ${CACHES:-static} -
     ${PROFILE:+--profile $PROFILE} -- --model $gguf $Q05_STEP
 }
 
+# issue 22's proof, one checkpoint at a time. LoRA rank 8 on the attention projections: a 13 MB ckpt.pt (adapters and
+# their AdamW moments) that comes back from the device and lives in the repo between sittings (rank 16 on every
+# projection: 106 MB). TRAIN/HELDOUT: bench/real/split.json
+SPLIT="import json; s = json.load(open('bench/real/split.json')); print(','.join(s"
+TRAIN=$(python3 -c "$SPLIT['train']))"); HELDOUT=$(python3 -c "$SPLIT['heldout']))")
+REAL="--lora-rank 8 --lora-targets q_proj,k_proj,v_proj,o_proj --max-new-tokens 1200 --temperature 0.7"
+
+measure() {  # LABEL [FOLDER]: the protocol for the base model (no folder) or a run folder; its samples and results
+# are kept in bench/real/work/LABEL as they finish (the work tree travels): again after a cut and it goes on
+local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site
+step measure_$1 ${LIMIT:-540} python3 bench/real/measure.py $1 ${2:-} --train $TRAIN --heldout $HELDOUT \
+    --work bench/real/work/$1 -- --model $gguf $REAL
+cp bench/real/summary.json bench/real/work/$1/*.jsonl $OUT/ 2>/dev/null
+}
+
+sft_real() {  # stage 1 of the proof on bench/real/stage1.jsonl (the 0.5B): run folder bench/real/runs/sft
+local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site
+step sft_real ${LIMIT:-540} python3 rl.py --stage sft --model $gguf $REAL --data bench/real/stage1.jsonl \
+    --task $TRAIN --steps ${STEPS:-60} --sft-batch 16 --lr ${LR:-2e-4} --ckpt-every 10 --out bench/real/runs/sft
+cp bench/real/runs/sft/{ckpt.pt,config.json,log.jsonl} $OUT/ 2>/dev/null
+}
+
 stage1() {  # issue 22: the stage-1 data of bench/real (~190 candidates, ~80 CUDA builds). A call cut at its limit
 # keeps what it evaluated in bench/real/stage1.jsonl.partial (and the builds in ~/.cache/cudal1/builds while the
 # machine stays warm): run the same job again until it writes bench/real/stage1.jsonl. $1: the step's limit in s
@@ -150,4 +174,4 @@ step stage1 ${1:-560} python3 bench/real/make_stage1.py --out bench/real/stage1.
 cp bench/real/stage1.jsonl* $OUT/ 2>/dev/null
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|demo|demo_rl|policy|gen_speed|stage1}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real}" "${@:2}"

@@ -157,6 +157,21 @@ class ModelNew(nn.Module):
 """
 
 
+def test_copies_are_checked_in_full_and_barely_timed_with_time_copies_off():
+    """time_copies=False (rl.py's setting: a copy earns copy_reward whatever its speed): the renamed reference and a
+    rewrite running exactly its ops pass every check and are timed 1-2 rounds, said in the reason; a broken copy still
+    fails; other candidates and the default keep the full timing (min_rounds 5 here)."""
+    opts = dict(FAST, time_copies=False)
+    for copy_src in (SAME, SAME_OPS):
+        r = E.evaluate(RELU, copy_src, "cpu", **opts)
+        assert r.status == "ok" and r.same_as_reference and 1 <= r.rounds <= 2 and "time_copies off" in r.reason
+        assert E.evaluate(RELU, copy_src, "cpu", **FAST).rounds >= 5
+    assert E.evaluate(RELU, HONEST, "cpu", **opts).rounds >= 5
+    broken = SAME + "\nimport types\ntorch = types.SimpleNamespace(relu=lambda x: 2 * x)  # the class is the same\n"
+    assert E.static_check(RELU, broken) == (None, True)
+    assert E.evaluate(RELU, broken, "cpu", **opts).status == "wrong_output"
+
+
 def test_speedup_kind_separates_own_kernels_library_ops_and_the_references_ops():
     same_ops = E.evaluate(RELU, SAME_OPS, "cpu", **FAST)
     assert same_ops.status == "ok" and same_ops.speedup_kind == "reference_ops"

@@ -36,8 +36,8 @@ def test_protocol_end_to_end_base_and_demo_policy(tmp_path):
     flags = ["--model", "tiny", "--device", "cpu", "--max-new-tokens", "700", "--temperature", "0.7",
              "--eval-time-budget", "0.05"]
     split = ["--train", "cpu/relu", "--heldout", "cpu/add_mul", "--samples", "4", "--summary", str(summary)]
-    measure.main(["base"] + split + ["--"] + flags)
-    measure.main(["demo", str(rl.DEMO_POLICY)] + split + ["--"] + flags)
+    measure.main(["base"] + split + ["--work", str(tmp_path / "base"), "--"] + flags)
+    measure.main(["demo", str(rl.DEMO_POLICY)] + split + ["--work", str(tmp_path / "demo"), "--"] + flags)
     s = json.loads(summary.read_text())
     assert (s["model"], s["tasks_train"], s["tasks_heldout"]) == ("tiny", ["cpu/relu"], ["cpu/add_mul"])
     assert set(s["checkpoints"]) == {"base", "demo"} and len(s["commands"]) == 2 and s["commit"]
@@ -49,6 +49,38 @@ def test_protocol_end_to_end_base_and_demo_policy(tmp_path):
     base, demo = s["checkpoints"]["base"], s["checkpoints"]["demo"]
     assert base["train"]["ok"] == base["heldout"]["ok"] == 0.0  # a random byte model writes no program
     assert demo["train"]["ok"] > 0 and demo["heldout"]["ok"] > 0, demo  # the demo policy has learnt both tasks
+
+
+def test_a_cut_measurement_goes_on_from_its_work_folder(tmp_path, monkeypatch):
+    """--gen-batch 1 on three tasks: a run cut in its second evaluation keeps the three tasks' samples and the first
+    task's results; the same command then generates nothing and evaluates only the other two tasks, and the samples
+    are those an uncut run draws. Another setup (here --temperature) in the same folder is a one-line error."""
+    flags = ["--model", "tiny", "--device", "cpu", "--max-new-tokens", "40", "--temperature", "0.7", "--gen-batch", "1"]
+    split = ["--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2"]
+    evaluated, loads, real_load = [], [], rl.initial_policy
+
+    def fake_measure(cfg, batch, rollouts):
+        if len(evaluated) == cut:
+            raise KeyboardInterrupt  # the device call's time limit
+        evaluated.append([name for name, _ in batch])
+        return [Result("ok", correct=True, speedup=2.0)] + [Result("compile_error")] * (len(batch) * 2 - 1)
+    monkeypatch.setattr(rl, "measure", fake_measure)
+    monkeypatch.setattr(rl, "initial_policy", lambda cfg: loads.append(1) or real_load(cfg))
+    run = ["base"] + split + ["--summary", str(tmp_path / "s.json"), "--work", str(tmp_path / "w"), "--"] + flags
+    cut = 1
+    with pytest.raises(KeyboardInterrupt):
+        measure.main(run)
+    cut = None
+    measure.main(run)
+    assert loads == [1] and evaluated == [["cpu/relu"], ["cpu/add_mul"], ["cpu/softmax"]]
+    stats = json.loads((tmp_path / "s.json").read_text())["checkpoints"]["base"]
+    assert stats["train"]["samples"] == 4 and stats["train"]["fast_1"] == 1.0 and stats["heldout"]["ok"] == 0.5
+    uncut = tmp_path / "uncut"
+    measure.main([str(uncut) if a == str(tmp_path / "w") else a for a in run])
+    samples = (tmp_path / "w" / "samples.jsonl").read_text()
+    assert samples == (uncut / "samples.jsonl").read_text() and len(samples.splitlines()) == 3
+    with pytest.raises(SystemExit, match="holds another measurement"):
+        measure.main(["0.9" if a == "0.7" else a for a in run])
 
 
 def test_held_out_tasks_never_reach_the_stage1_data(tmp_path, monkeypatch):

@@ -751,11 +751,12 @@ def test_a_copy_of_the_reference_earns_what_a_failure_earns(monkeypatch, tmp_pat
     """A correct candidate that is the reference renamed (same_as_reference) earns --copy-reward, by default the
     failure reward: before, it earned the reward of 1.0x, more than an honest 0.8x. Copies never enter the database
     or best/, also from stage-1 data."""
-    fake_evaluator(monkeypatch, {"honest": ok(0.8), "copy": COPY, "junk": FAILED})
+    calls = fake_evaluator(monkeypatch, {"honest": ok(0.8), "copy": COPY, "junk": FAILED})
     batch, rollouts = [("t", "REF")], [dict(texts=[reply("honest"), reply("copy"), reply("junk")])]
     cfg = rl.Config(device="cpu", fail_reward=-1.0, out=str(tmp_path))
     results, raw, _ = rl.evaluate_and_reward(cfg, batch, rollouts)
     assert raw.tolist() == [0.8, -1.0, -1.0]
+    assert calls[0][1]["time_copies"] is False  # so the evaluator checks copies in full but barely times them
     assert rl.evaluate_and_reward(replace(cfg, copy_reward="0.5"), batch, rollouts)[1].tolist() == [0.8, 0.5, -1.0]
     db, best = rl.ExemplarDB(), {}
     rl.record_winners(cfg, db, best, batch, rollouts, results, step=1)

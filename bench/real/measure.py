@@ -14,9 +14,10 @@ Per checkpoint and per split (training tasks, held-out tasks) it reports:
     custom_kernel  how many of the faster samples ran a kernel of their own (speedup_kind custom_kernel)
 
 and merges it into a summary JSON (default bench/real/summary.json), so checkpoints measured in different sittings
-end in one file:
+end in one file. Samples and results are kept in --work (default runs/measure/LABEL) as each chunk of --gen-batch
+tasks finishes, and the same command after a cut goes on from there:
 
-    python bench/real/measure.py base --train 'level1/*' --heldout level2/bias_gelu -- --model M.gguf --lora-rank 16
+    python bench/real/measure.py base --train 'level1/*' --heldout level2/bias_gelu -- --model M.gguf --lora-rank 8
     python bench/real/measure.py ssl runs/q-ssl --train ... --heldout ... -- --model M.gguf
     (after --: rl.py's flags: --model, --device, --max-new-tokens, --temperature, --eval-time-budget, ...)
 """
@@ -32,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 import rl  # noqa: E402
+from evaluator import Result  # noqa: E402
 
 PAIRED_STEP = 10**6  # the seeds of a step no run reaches: training never drew them
 SAMPLES = 8
@@ -60,18 +62,53 @@ def policy_config(cfg, folder):
     return rl.inherit_lora(replace(cfg, init_from=str(folder)), earlier, given=set())
 
 
-def measure(cfg, folder, splits, samples=SAMPLES):
-    """{split: split_stats} for one checkpoint; splits: {name: [(task, ref)]}. One evaluator call for every sample."""
+def measure(cfg, folder, splits, work, samples=SAMPLES):
+    """{split: split_stats} for one checkpoint; splits: {name: [(task, ref)]}. Generated and evaluated --gen-batch
+    tasks at a time (one generate call, one evaluator call), each chunk kept in the work folder as it finishes
+    (samples.jsonl, then results.jsonl): after a cut the same command goes on where it stopped, with the samples an
+    uncut run draws (a generate call's seed comes from its tasks' names)."""
     c = replace(policy_config(cfg, folder), group_size=samples, contrastive=False)
-    model, tok = rl.initial_policy(c)
     tasks = [t for ts in splits.values() for t in ts]
-    rollouts = rl.generate_all(c, model, tok, tasks, rl.build_prompts(c, None, tasks, PAIRED_STEP, tok), PAIRED_STEP)
-    del model
-    results, out, k = rl.measure(c, tasks, rollouts), {}, 0
-    for name, ts in splits.items():
-        out[name] = split_stats(ts, results[k:k + len(ts) * samples], samples)
-        k += len(ts) * samples
+    chunks = [tasks[i:i + c.gen_batch] for i in range(0, len(tasks), c.gen_batch)]
+    texts, results = kept(work, "samples.jsonl", c), kept(work, "results.jsonl", c)
+    todo = [ch for ch in chunks if any(name not in texts for name, _ in ch)]
+    if todo:
+        model, tok = rl.initial_policy(c)
+        for ch in todo:
+            rollouts = rl.generate_all(c, model, tok, ch, rl.build_prompts(c, None, ch, PAIRED_STEP, tok), PAIRED_STEP)
+            keep(work, "samples.jsonl", c, texts, {name: r["texts"] for (name, _), r in zip(ch, rollouts)})
+        del model
+    for ch in [ch for ch in chunks if any(name not in results for name, _ in ch)]:
+        res = rl.measure(c, ch, [dict(texts=texts[name]) for name, _ in ch])
+        keep(work, "results.jsonl", c, results, {name: [r.to_dict() for r in res[i * samples:(i + 1) * samples]]
+                                                 for i, (name, _) in enumerate(ch)})
+    return {name: split_stats(ts, [Result(**r) for t, _ in ts for r in results[t]], samples)
+            for name, ts in splits.items()}
+
+
+def setup_of(cfg):
+    """What makes two measurements the same one: the policy and how it samples."""
+    return dict(model=cfg.model, init_from=cfg.init_from, lora_rank=cfg.lora_rank, samples=cfg.group_size,
+                max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, seed=cfg.seed)
+
+
+def kept(work, file, cfg):
+    """{task: its samples' texts or results} kept in work/file; a record of another measurement is a one-line error."""
+    path, out = Path(work) / file, {}
+    for rec in rl.read_jsonl(path):
+        if rec["setup"] != setup_of(cfg):
+            raise SystemExit(f"{path} holds another measurement ({rec['setup']}): give another --work folder")
+        out[rec["task"]] = rec["items"]
     return out
+
+
+def keep(work, file, cfg, into, items):
+    """Append {task: items} to work/file, and to the dict into."""
+    Path(work).mkdir(parents=True, exist_ok=True)
+    with open(Path(work) / file, "a") as f:
+        for task, v in items.items():
+            f.write(json.dumps(dict(task=task, setup=setup_of(cfg), items=v)) + "\n")
+            into[task] = v
 
 
 def commit():
@@ -105,11 +142,12 @@ def main(argv=None):
     p.add_argument("--heldout", required=True, help="held-out tasks (never in the stage-1 data or a run's --task)")
     p.add_argument("--samples", type=int, default=SAMPLES)
     p.add_argument("--summary", default=str(SUMMARY))
+    p.add_argument("--work", help="where samples and results are kept as they finish (default runs/measure/LABEL)")
     args = p.parse_args(argv[:argv.index("--")])
     cfg = rl.parse_config(argv[argv.index("--") + 1:] + ["--stage", "collect"])  # a stage that takes top_p < 1 too
     cfg = rl.resolve_config(rl.check_config(replace(cfg, task=args.train)), rl.given_fields(cfg))
     splits = {"train": rl.load_tasks(cfg), "heldout": rl.load_tasks(replace(cfg, task=args.heldout))}
-    stats = measure(cfg, args.folder, splits, args.samples)
+    stats = measure(cfg, args.folder, splits, args.work or Path("runs/measure") / args.label, args.samples)
     merge(args.summary, args.label, cfg, splits, stats, "python bench/real/measure.py " + " ".join(argv))
     print(json.dumps({args.label: stats}, indent=1))
 
