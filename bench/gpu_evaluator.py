@@ -4,6 +4,7 @@ Prints short tables as it goes; writes the full records as JSON after each secti
 
     TORCH_CUDA_ARCH_LIST=9.0 python bench/gpu_evaluator.py                      # batch, then the whole corpus
     python bench/gpu_evaluator.py --corpus cuda --identity 'level1/*' --repeats 0 --devices cuda:0
+    python bench/gpu_evaluator.py --corpus '' --identity '' --repeats 0 --mix bench/real/stage1.jsonl --precision 0.01
 
 --corpus: 'all' = every corpus file evaluated on the GPU (but those marked cpu_only), 'cuda' = the files marked
 `device: cuda`, '' = none, or a comma list of globs over folder/stem ('hacks/flag_*').
@@ -55,7 +56,7 @@ def fmt(x, spec=".3f"):
 
 def quantiles(xs):
     xs = sorted(xs)
-    q = statistics.quantiles(xs, n=20) if len(xs) > 1 else xs * 19
+    q = statistics.quantiles(xs, n=20, method="inclusive") if len(xs) > 1 else xs * 19
     return f"min {xs[0]:.3f}  p5 {q[0]:.3f}  median {statistics.median(xs):.3f}  p95 {q[-1]:.3f}  max {xs[-1]:.3f}"
 
 
@@ -106,9 +107,8 @@ def saver(items, section):
     return save
 
 
-def run_batch(identity, repeats, device, devices, opts):
-    """Identical code for each task in `identity`, plus each CUDA kernel of the honest corpus `repeats` times:
-    builds (cold cache for the first copy, hits for the repeats), then the evaluations spread over devices."""
+def batch_items(identity, repeats):
+    """Identical code for each task in `identity`, plus each CUDA kernel of the honest corpus `repeats` times."""
     items = []
     for p in E.find_tasks(identity) if identity else []:
         src = E.load_task(p)
@@ -118,6 +118,28 @@ def run_batch(identity, repeats, device, devices, opts):
         for f in kernels:
             items.append(dict(kind="kernel", task=header(f)[0], file=f.stem, rep=rep, ref=task_src(header(f)[0]),
                               cand=f.read_text()))
+    return items
+
+
+def mix_items(path, tasks=8, per_task=8):
+    """A batch like an RL step's from stage-1 data (bench/real/stage1.jsonl): `tasks` tasks x `per_task` candidates,
+    each task's own (faster, slower, wrong, broken; up to per_task - 1) and the reference renamed for the rest."""
+    by_task = {}
+    for line in Path(path).read_text().splitlines():
+        rec = json.loads(line)
+        by_task.setdefault(rec["task"], []).append(rec)
+    items = []
+    for task, recs in list(by_task.items())[:tasks]:
+        ref = recs[0]["ref_code"]
+        items += [dict(kind="mix", task=task, file=r["candidate"], ref=ref, cand=r["code"]) for r in recs[:per_task - 1]]
+        items += [dict(kind="mix", task=task, file="copy", ref=ref, cand=re.sub(r"\bModel\b", "ModelNew", ref))
+                  for _ in range(per_task - min(len(recs), per_task - 1))]
+    return items
+
+
+def run_batch(items, device, devices, opts):
+    """Builds (a cold cache for the first copy of a source, hits for the repeats), then the evaluations of items
+    spread over devices."""
     pairs = [(it["ref"], it["cand"]) for it in items]
     times, t0 = {}, time.time()
     failed = E.build_all([c for _, c in pairs], device, times=times)
@@ -164,6 +186,17 @@ def print_batch(b):
                 inside = sum(0.98 <= x <= 1.02 for x in xs)
                 print(f"{name}: {quantiles(xs)}; within [0.98, 1.02]: {inside}/{len(xs)}")
         print(f"all flagged same_as_reference: {all(r['same'] for r in ident)}")
+    mix = [r for r in rows if r["kind"] == "mix"]
+    if mix:
+        print(f"\n## an RL step's mix: {len(mix)} candidates of {len({r['task'] for r in mix})} tasks\n")
+        kinds = {}
+        for r in mix:
+            kinds.setdefault(r["file"].split("_")[0], []).append(r)
+        print("| candidates | statuses | median seconds |\n|---|---|---|")
+        for k, rs in kinds.items():
+            counts = ", ".join(f"{n} {st}" for st, n in sorted(
+                {st: sum(r["status"] == st for r in rs) for st in {r["status"] for r in rs}}.items()))
+            print(f"| {k} ({len(rs)}) | {counts} | {statistics.median(r['seconds'] for r in rs):.1f} |")
     kern = [r for r in rows if r["kind"] == "kernel"]
     if kern:
         print("\n## repeated evaluations of the corpus's CUDA kernels (CV = stdev / mean over repeats)\n")
@@ -245,8 +278,11 @@ def main():
     ap.add_argument("--devices", default="", help="comma list (default: every visible GPU)")
     ap.add_argument("--time-budget-s", type=float, default=0.5)
     ap.add_argument("--precision", type=float, default=0.0, help="stop timing once the speedup is known within +-this")
+    ap.add_argument("--mix", default="", help="stage-1 JSONL: time a batch like an RL step's from it (8 x 8, "
+                    "copies barely timed as rl.py does)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gpu_evaluator.json"))
     a = ap.parse_args()
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     PARTIAL[0] = Path(a.out).parent / "partial.jsonl"
     opts = dict(time_budget_s=a.time_budget_s, precision=a.precision)
     devices = a.devices.split(",") if a.devices else E.gpus(a.device)
@@ -255,8 +291,12 @@ def main():
         report["corpus"] = run_corpus(a.corpus, a.device, devices, opts)
         Path(a.out).write_text(json.dumps(report))
         print_corpus(report["corpus"])
+    if a.mix:  # issue 20's RL-like batch, evaluated as rl.py does
+        report["mix"] = run_batch(mix_items(a.mix), a.device, devices, dict(opts, time_copies=False))
+        Path(a.out).write_text(json.dumps(report))
+        print_batch(report["mix"])
     if a.identity or a.repeats:
-        report["batch"] = run_batch(a.identity, a.repeats, a.device, devices, opts)
+        report["batch"] = run_batch(batch_items(a.identity, a.repeats), a.device, devices, opts)
         Path(a.out).write_text(json.dumps(report))
         print_batch(report["batch"])
 

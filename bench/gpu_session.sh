@@ -8,6 +8,7 @@
 #   bash bench/gpu_session.sh round2 honest|hacks|identity   # issue 18 on one H200, one call each (~4-8 min):
 #                                         # corpus honest+failures (build patterns first), the hacks, identity + CV
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
+#   bash bench/gpu_session.sh mix         # issue 20: an RL step's batch from the stage-1 data, candidates an hour
 #   bash bench/gpu_session.sh demo        # issue 10, run M: bench/demo_cuda data afresh, sft, ssl (~7 min), then
 #   bash bench/gpu_session.sh demo_rl     # on the same warm machine: rl plain vs contrastive, one arm per GPU
 #                                         # ($RUNS, under the repo, survives between calls on a warm machine)
@@ -53,6 +54,13 @@ hacks) step hacks 540 $GE --corpus 'hacks/*' --repeats 0 --identity '' --out $OU
 identity) step identity 560 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' \
             --out $OUT/identity.json ;;
 esac
+}
+
+mix() {  # issue 20: a batch like an RL step's (8 tasks x 8 of bench/real's stage-1 candidates, reference copies
+# filling up), evaluated as rl.py does (copies barely timed), PRECISION 0.01 by default; $1: the step's limit in s
+local data=bench/real/stage1.jsonl; test -f $data || data=$data.partial
+step mix ${1:-540} $GE --corpus '' --identity '' --repeats 0 --mix $data --precision ${PRECISION:-0.01} \
+    --out $OUT/mix.json
 }
 
 baselines() {
@@ -174,4 +182,4 @@ step stage1 ${1:-560} python3 bench/real/make_stage1.py --out bench/real/stage1.
 cp bench/real/stage1.jsonl* $OUT/ 2>/dev/null
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|mix|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real}" "${@:2}"
