@@ -1897,17 +1897,22 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     results, todo, bar = [None] * len(pairs), list(range(len(pairs)))[::-1], _bar(len(pairs), "evaluate", progress)
     _context()  # the forkserver, set up once before any thread uses it
 
+    errors = []  # an exception in a thread (e.g. on_result's disk full) stops every thread, then reaches the caller
+
     def drain(dev):  # one thread per device: the next pair not yet taken, until none is left
-        while todo:
+        while todo and not errors:
             try:
                 i = todo.pop()
             except IndexError:
                 return
             ref_src, cand_src = pairs[i]
-            results[i] = _build_failure(ref_src, cand_src, failed) or evaluate(ref_src, cand_src, dev, built=True,
-                                                                               **opts)
-            if on_result:
-                on_result(i, results[i])
+            try:
+                results[i] = _build_failure(ref_src, cand_src, failed) or evaluate(ref_src, cand_src, dev,
+                                                                                   built=True, **opts)
+                if on_result:
+                    on_result(i, results[i])
+            except BaseException as e:
+                errors.append(e)
             bar.update(1)
     threads = [threading.Thread(target=drain, args=(d,), name=f"cudal1-{d}") for d in devices]
     for t in threads:
@@ -1915,6 +1920,8 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     for t in threads:
         t.join()
     bar.close()
+    if errors:
+        raise errors[0]
     if phases is not None:
         compiled = sum(f.stat().st_mtime >= t0 for f in _build_root().glob("*/built"))  # written in this call
         for k, v in dict(build_s=t1 - t0, evaluate_s=time.time() - t1, builds=len(built), build_failed=len(failed),

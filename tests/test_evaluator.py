@@ -298,6 +298,18 @@ def test_evaluate_many_spreads_over_devices_and_keeps_the_order():
     assert E.gpus("cpu") == ["cpu"] and E.gpus("cuda:1") == ["cuda:1"]
 
 
+def test_evaluate_many_raises_what_on_result_raised_and_stops():
+    """An exception in on_result (a full disk, a Ctrl-C) reaches the caller, and no further pair is evaluated."""
+    seen = []
+
+    def on_result(i, r):
+        seen.append(i)
+        raise OSError("no space left on device")
+    with pytest.raises(OSError, match="no space left"):
+        E.evaluate_many([(RELU, "x = 1")] * 3, "cpu", progress=False, on_result=on_result, **FAST)
+    assert seen == [0]
+
+
 PEEK = HONEST.replace("class ModelNew", '''import os
 
 def caps(pid):
