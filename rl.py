@@ -112,7 +112,7 @@ class Config:
     tasks_per_step: int = 4           # B: prompts per step (capped at the number of tasks)
     group_size: int = 8               # G: samples per prompt, the GRPO group
     gen_batch: int = 8                # tasks per generate call, their groups in one batch (1: each task alone)
-    gen_cache: str = "auto"           # auto|dynamic|static: generate's KV cache (static, compiled on CUDA: auto there)
+    gen_cache: str = "auto"           # auto|dynamic|static|graphs: KV cache (static: compiled on CUDA, auto there; graphs: ours)
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
     top_p: float = 1.0                # nucleus sampling mass (1 = off; rl needs 1: its loss scores no truncation)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
@@ -161,7 +161,7 @@ class Config:
 
 CHOICES = {"stage": ("collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
            "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best"),
-           "gen_cache": ("auto", "dynamic", "static")}
+           "gen_cache": ("auto", "dynamic", "static", "graphs")}
 DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
 FETCHED = Path.home() / ".cache" / "cudal1" / "models"  # bench/fetch_model.py's offline GGUFs, the preferred first:
 OFFLINE_MODELS = ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
@@ -710,25 +710,63 @@ def generate(cfg, model, tok, prompts, seed):
     samples the same tokens on the CPU; on CUDA the compiled kernels round bf16 their own way, and the loss scores
     the samples with the eager forward (the old log-probs too), as RL on a separate inference engine does."""
     from transformers import GenerationConfig
-    static = cfg.gen_cache == "static" or (cfg.gen_cache == "auto" and cfg.device == "cuda")
+    static = cfg.gen_cache in ("static", "graphs") or (cfg.gen_cache == "auto" and cfg.device == "cuda")
     enc = tok(prompts, return_tensors="pt", padding=True, pad_to_multiple_of=256 if static else None,
               add_special_tokens=False).to(cfg.device)  # static: one cache shape, so one compile, per 256 tokens
     eos = eos_ids(model, tok)
     gen = GenerationConfig(do_sample=True, temperature=cfg.temperature, top_p=cfg.top_p,
                            max_new_tokens=cfg.max_new_tokens, num_return_sequences=cfg.group_size,
                            eos_token_id=eos.tolist(), pad_token_id=tok.pad_token_id, **PURE_SAMPLING,
-                           cache_implementation="static" if static else None)
+                           cache_implementation="static" if static else None)  # (graphs: decode's own)
     torch.manual_seed(seed)
-    with autocast(cfg):
-        out = model.generate(**enc, generation_config=gen).cpu()  # (n * G, P + T): prompt i's samples are rows iG..
     P, G = enc["input_ids"].shape[1], cfg.group_size
-    ids = out[:, P:]                                              # (n * G, T)
+    with autocast(cfg):
+        if cfg.gen_cache == "graphs" and cfg.top_p == 1:
+            ids = decode(cfg, model, enc, eos, seed).cpu()            # (n * G, T): prompt i's samples are rows iG..
+        else:
+            ids = model.generate(**enc, generation_config=gen).cpu()[:, P:]
     ended = torch.isin(ids, eos).long()                          # (n * G, T)
     mask = (ended.cumsum(1) - ended) == 0                         # (n * G, T): tokens up to and including the first eos
     texts = [tok.decode(row[:m.sum()], skip_special_tokens=True) for row, m in zip(ids, mask)]
     real = enc["attention_mask"].bool().cpu()                     # (n, P): False on the left padding
     return [dict(prompt=enc["input_ids"][i].cpu()[real[i]], ids=ids[i * G:(i + 1) * G], mask=mask[i * G:(i + 1) * G],
                  texts=texts[i * G:(i + 1) * G]) for i in range(len(prompts))]
+
+
+DECODERS = {}  # decode's static cache and compiled forward, kept while the model and the batch's shape stay (they
+#               hold the model: DECODERS.clear() lets it go)
+
+
+def decode(cfg, model, enc, eos, seed, check_every=64):
+    """--gen-cache graphs: G samples of each left-padded prompt of enc without transformers' generate loop; (n * G, T)
+    token ids. A static KV cache (kept while the shape stays: DECODERS), one forward of the prompts, then one
+    forward per token, compiled on CUDA into CUDA graphs (torch.compile's reduce-overhead mode: one graph replay per
+    token, the mask and cache at fixed addresses); each token drawn from softmax(logits / temperature) by the
+    Gumbel-max trick, argmax(logits / t - log E) with E ~ Exp(1) from a generator seeded with seed; the loop ends
+    once every row has an eos (looked at every check_every tokens: one synchronisation each)."""
+    from transformers import StaticCache
+    G, T = cfg.group_size, cfg.max_new_tokens
+    ids, mask = enc["input_ids"].repeat_interleave(G, 0), enc["attention_mask"].repeat_interleave(G, 0)  # (N, P)
+    (N, P), dev = ids.shape, ids.device
+    if DECODERS.get("model") is not model or DECODERS["shape"] != (N, P + T):  # a new cache and a new compile
+        DECODERS.update(model=model, shape=(N, P + T), cache=StaticCache(config=model.config, max_cache_len=P + T),
+                        step=torch.compile(model, mode="reduce-overhead") if cfg.device == "cuda" else model)
+    cache, step = DECODERS["cache"], DECODERS["step"]
+    cache.reset()
+    mask = torch.cat([mask, mask.new_ones(N, T)], 1)                 # (N, P + T): every new token is attended to
+    pos = (mask[:, :P].cumsum(1) - 1).clamp(min=0)                  # (N, P): positions skip the left padding
+    g = torch.Generator(dev).manual_seed(seed)
+    logits = model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache,
+                   cache_position=torch.arange(P, device=dev)).logits[:, -1]
+    out = ids.new_empty(N, T)
+    for t in range(T):
+        noise = torch.empty(logits.shape, device=dev).exponential_(generator=g)  # (N, V)
+        out[:, t] = (logits.float() / cfg.temperature - noise.log()).argmax(-1)
+        if (t + 1) % check_every == 0 and bool(torch.isin(out[:, :t + 1], eos.to(dev)).any(1).all()):
+            return out[:, :t + 1]
+        logits = step(input_ids=out[:, t:t + 1], attention_mask=mask, position_ids=pos[:, P - 1:P] + 1 + t,
+                      past_key_values=cache, cache_position=torch.full((1,), P + t, device=dev)).logits[:, -1]
+    return out
 
 
 def generate_all(cfg, model, tok, batch, prompts, step):

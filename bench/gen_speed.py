@@ -1,10 +1,11 @@
 """bench/gen_speed.py: how fast rl.py's policy generates one RL step's samples, per KV-cache kind (issue 19).
 
-    python bench/gen_speed.py --caches static,dynamic --attn cudal1_sdpa,sdpa -- --model M.gguf --lora-rank 16 \\
+    python bench/gen_speed.py --caches static,graphs --attn cudal1_sdpa,sdpa -- --model M.gguf --lora-rank 16 \\
         --tasks-per-step 8 --group-size 8 --max-new-tokens 1200 --temperature 0.7
 
 The flags after -- are rl.py's. Step 1's prompts (contrastive, references only in the database) go through
-rl.generate_all twice per cache kind and attention (rl.packed_attention's cudal1_sdpa, or transformers' sdpa), with
+rl.generate_all twice per cache kind (rl.py's --gen-cache: graphs is rl.decode, the others transformers' generate)
+and attention (rl.packed_attention's cudal1_sdpa, or transformers' sdpa), with
 the same seed: the first call pays any compile, the second is the steady state. Per call: generated tokens (up to each sample's first eos), the padded slots the batch ran (samples x longest),
 seconds and generated tokens per second. Nothing is evaluated or trained. --profile N: then one more call per cache
 kind, N new tokens under torch.profiler, and its ops by own CPU time and by GPU time (where a decoding step goes).
@@ -54,6 +55,7 @@ def main(argv=None):
         for cache, attn in [(c, a) for c in args.caches.split(",") for a in args.attn.split(",")]:
             model.set_attn_implementation(attn)
             rl.torch._dynamo.reset()  # a fresh compile for each: the first call's time says what it costs
+            rl.DECODERS.clear()
             for call in range(1, args.calls + 1):
                 tokens, slots, seconds = timed_generation(replace(cfg, gen_cache=cache), model, tok, batch, prompts)
                 print(f"cache {cache} attention {attn} call {call}: {tokens} tokens ({slots} slots) in "

@@ -17,7 +17,9 @@
 #   bash bench/gpu_session.sh gen_speed   # issue 19: the same step's generation, static vs dynamic KV cache
 #   bash bench/gpu_session.sh stage1      # issue 22: bench/real's stage-1 data (again after a cut: it goes on)
 #   bash bench/gpu_session.sh measure base   # issue 22: the protocol for a checkpoint (again after a cut: goes on)
-#   bash bench/gpu_session.sh sft_real    # issue 22: stage 1 (sft) of the 0.5B on bench/real/stage1.jsonl
+#   bash bench/gpu_session.sh sft_real    # issue 22: stage 1 (sft) of the 0.5B on bench/real/stage1.jsonl, then
+#   bash bench/gpu_session.sh ssl_real    # stage 2 and
+#   bash bench/gpu_session.sh rl_real contrastive|no-contrastive   # stage 3's two arms (each again: goes on)
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -145,11 +147,12 @@ step policy_step ${1:-540} python3 rl.py --model $gguf $Q05_STEP --lr 2e-5 --ste
 cp $RUNS/q05/log.jsonl $OUT/log_q05.jsonl 2>/dev/null; ls -la $RUNS/q05 > $OUT/q05_files.txt 2>&1
 }
 
-gen_speed() {  # issue 19: generation alone on the same step's prompts, per KV cache (CACHES: static = compiled,
-# dynamic) and attention (ATTNS: rl.py's packed cudal1_sdpa, transformers' sdpa); PROFILE=N: then a profile of N new
-# tokens per pair; TORCH_LOGS names skipped CUDA graphs and recompiles (stderr.log)
+gen_speed() {  # issue 19: generation alone on the same step's prompts, per KV cache (CACHES: static = transformers'
+# compiled decoding, graphs = rl.decode's CUDA graphs, dynamic) and attention (ATTNS: rl.py's packed cudal1_sdpa,
+# transformers' sdpa); PROFILE=N: then a profile of N new tokens per pair; TORCH_LOGS names skipped CUDA graphs and
+# recompiles (stderr.log)
 local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site TORCH_LOGS=${TORCH_LOGS:-perf_hints,recompiles}
-step gen_speed ${1:-540} python3 bench/gen_speed.py --caches ${CACHES:-static} --attn ${ATTNS:-cudal1_sdpa,sdpa} \
+step gen_speed ${1:-540} python3 bench/gen_speed.py --caches ${CACHES:-static,graphs} --attn ${ATTNS:-cudal1_sdpa,sdpa} \
     ${PROFILE:+--profile $PROFILE} -- --model $gguf $Q05_STEP
 }
 
@@ -168,11 +171,32 @@ step measure_$1 ${LIMIT:-540} python3 bench/real/measure.py $1 ${2:-} --train $T
 cp bench/real/summary.json bench/real/work/$1/*.jsonl $OUT/ 2>/dev/null
 }
 
-sft_real() {  # stage 1 of the proof on bench/real/stage1.jsonl (the 0.5B): run folder bench/real/runs/sft
-local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site
-step sft_real ${LIMIT:-540} python3 rl.py --stage sft --model $gguf $REAL --data bench/real/stage1.jsonl \
-    --task $TRAIN --steps ${STEPS:-60} --sft-batch 16 --lr ${LR:-2e-4} --ckpt-every 10 --out bench/real/runs/sft
-cp bench/real/runs/sft/{ckpt.pt,config.json,log.jsonl} $OUT/ 2>/dev/null
+# the proof's run folders live in bench/real/ckpt/STAGE (tracked: each sitting brings back ckpt.pt, config.json,
+# log.jsonl, exemplars.jsonl and progress.png, and they are committed, replacing the last ones)
+back() { cp $1/{ckpt.pt,config.json,log.jsonl,exemplars.jsonl,progress.png} $OUT/ 2>/dev/null; }
+go_on() { test -f $1/ckpt.pt && echo --resume || echo ${2:+--init-from $2}; }  # resume a cut stage, else start it
+Q05_GEN="--tasks-per-step 8 --group-size 8 --max-new-tokens 1200 --temperature 0.7 --task $TRAIN"
+
+sft_real() {  # stage 1 of the proof on bench/real/stage1.jsonl (the 0.5B)
+local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/sft
+step sft_real ${LIMIT:-540} python3 rl.py --stage sft $(go_on $out) --model $gguf $REAL --task $TRAIN \
+    --data bench/real/stage1.jsonl --steps ${STEPS:-60} --sft-batch 16 --lr ${LR:-2e-4} --ckpt-every 10 --out $out
+back $out
+}
+
+ssl_real() {  # stage 2 from bench/real/ckpt/sft: SSL_ROUNDS rounds of sample -> keep the correct -> fine-tune
+local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/ssl
+step ssl_real ${LIMIT:-540} python3 rl.py --stage ssl $(go_on $out bench/real/ckpt/sft) --model $gguf $Q05_GEN \
+    --ssl-rounds ${SSL_ROUNDS:-1} --lr ${LR:-1e-4} --out $out
+back $out
+}
+
+rl_real() {  # stage 3 from bench/real/ckpt/ssl, one arm ($1: contrastive | no-contrastive, same seed and steps), up
+# to step STEPS; every step checkpoints, so the next call goes on from where a cut one stopped
+local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/rl_$1
+step rl_$1 ${LIMIT:-540} python3 rl.py $(go_on $out bench/real/ckpt/ssl) --model $gguf $Q05_GEN --$1 \
+    --steps ${STEPS:-20} --lr ${LR:-2e-5} --ckpt-every 1 --eval-precision 0.01 --out $out
+back $out
 }
 
 stage1() {  # issue 22: the stage-1 data of bench/real (~190 candidates, ~80 CUDA builds). A call cut at its limit
@@ -182,4 +206,4 @@ step stage1 ${1:-560} python3 bench/real/make_stage1.py --out bench/real/stage1.
 cp bench/real/stage1.jsonl* $OUT/ 2>/dev/null
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|mix|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|mix|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real|ssl_real|rl_real}" "${@:2}"

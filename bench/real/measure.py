@@ -78,6 +78,7 @@ def measure(cfg, folder, splits, work, samples=SAMPLES):
             rollouts = rl.generate_all(c, model, tok, ch, rl.build_prompts(c, None, ch, PAIRED_STEP, tok), PAIRED_STEP)
             keep(work, "samples.jsonl", c, texts, {name: r["texts"] for (name, _), r in zip(ch, rollouts)})
         del model
+        rl.DECODERS.clear()  # (--gen-cache graphs holds the model there)
     for ch in [ch for ch in chunks if any(name not in results for name, _ in ch)]:
         res = rl.measure(c, ch, [dict(texts=texts[name]) for name, _ in ch])
         keep(work, "results.jsonl", c, results, {name: [r.to_dict() for r in res[i * samples:(i + 1) * samples]]
