@@ -112,7 +112,7 @@ class Config:
     tasks_per_step: int = 4           # B: prompts per step (capped at the number of tasks)
     group_size: int = 8               # G: samples per prompt, the GRPO group
     gen_batch: int = 8                # tasks per generate call, their groups in one batch (1: each task alone)
-    gen_cache: str = "auto"           # auto|dynamic|static|graphs: KV cache (static: compiled on CUDA, auto there; graphs: ours)
+    gen_cache: str = "auto"           # auto|dynamic|static|graphs: KV cache (auto: static on CUDA); graphs: rl.decode
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
     top_p: float = 1.0                # nucleus sampling mass (1 = off; rl needs 1: its loss scores no truncation)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
@@ -537,7 +537,6 @@ def autocast(cfg):
     stack.enter_context(torch.autocast("cuda", dtype=torch.bfloat16))
     stack.enter_context(sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]))
     return stack
-
 
 
 def packed_attention(module, query, key, value, attention_mask, scaling=None, **kw):
@@ -1008,9 +1007,9 @@ def task_stats(batch, results):
 def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phases=None):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
     clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update; phases: the
-    evaluator's build_s, evaluate_s, builds, build_failed and compiled (evaluate_many). The line ends with where the step's time
-    went: generation (and its tokens per second, every sample's tokens up to its eos), the builds, the rest of the
-    evaluation, the update.
+    evaluator's build_s, evaluate_s, builds, build_failed and compiled (evaluate_many). The line ends with where the
+    step's time went: generation (and its tokens per second, every sample's tokens up to its eos), the builds, the rest
+    of the evaluation, the update.
 
     mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
     (status ok, not a copy of the reference; with a toy reward_fn: the share of positive rewards); copies is the

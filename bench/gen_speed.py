@@ -5,10 +5,11 @@
 
 The flags after -- are rl.py's. Step 1's prompts (contrastive, references only in the database) go through
 rl.generate_all twice per cache kind (rl.py's --gen-cache: graphs is rl.decode, the others transformers' generate)
-and attention (rl.packed_attention's cudal1_sdpa, or transformers' sdpa), with
-the same seed: the first call pays any compile, the second is the steady state. Per call: generated tokens (up to each sample's first eos), the padded slots the batch ran (samples x longest),
-seconds and generated tokens per second. Nothing is evaluated or trained. --profile N: then one more call per cache
-kind, N new tokens under torch.profiler, and its ops by own CPU time and by GPU time (where a decoding step goes).
+and attention (rl.packed_attention's cudal1_sdpa, or transformers' sdpa), with the same seed: the first call pays
+any compile, the second is the steady state. Per call: generated tokens (up to each sample's first eos), the padded
+slots the batch ran (samples x longest), seconds and generated tokens per second. Nothing is evaluated or trained.
+--profile N: then one more call per cache kind, N new tokens under torch.profiler, and its ops by own CPU time and by
+GPU time (where a decoding step goes).
 """
 import argparse
 import sys

@@ -131,7 +131,8 @@ def mix_items(path, tasks=8, per_task=8):
     items = []
     for task, recs in list(by_task.items())[:tasks]:
         ref = recs[0]["ref_code"]
-        items += [dict(kind="mix", task=task, file=r["candidate"], ref=ref, cand=r["code"]) for r in recs[:per_task - 1]]
+        items += [dict(kind="mix", task=task, file=r["candidate"], ref=ref, cand=r["code"])
+                  for r in recs[:per_task - 1]]
         items += [dict(kind="mix", task=task, file="copy", ref=ref, cand=re.sub(r"\bModel\b", "ModelNew", ref))
                   for _ in range(per_task - min(len(recs), per_task - 1))]
     return items

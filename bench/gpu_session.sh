@@ -143,7 +143,7 @@ Q05_STEP="--lora-rank 16 --task level1/*,level2/* --tasks-per-step 8 --group-siz
 policy() {  # issue 19: one RL step of Qwen2.5-Coder-0.5B (offline GGUF) + LoRA 16 with its phases. $1: limit in s
 local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site
 step policy_step ${1:-540} python3 rl.py --model $gguf $Q05_STEP --lr 2e-5 --steps ${STEPS:-1} --eval-precision 0.01 \
-    ${GEN_CACHE:+--gen-cache $GEN_CACHE} --out $RUNS/q05  # (its 106 MB ckpt.pt stays there: a file comes back only under 16 MiB)
+    ${GEN_CACHE:+--gen-cache $GEN_CACHE} --out $RUNS/q05  # (its 106 MB ckpt.pt stays: a file comes back under 16 MiB)
 cp $RUNS/q05/log.jsonl $OUT/log_q05.jsonl 2>/dev/null; ls -la $RUNS/q05 > $OUT/q05_files.txt 2>&1
 }
 
@@ -152,8 +152,8 @@ gen_speed() {  # issue 19: generation alone on the same step's prompts, per KV c
 # transformers' sdpa); PROFILE=N: then a profile of N new tokens per pair; TORCH_LOGS names skipped CUDA graphs and
 # recompiles (stderr.log)
 local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site TORCH_LOGS=${TORCH_LOGS:-perf_hints,recompiles}
-step gen_speed ${1:-540} python3 bench/gen_speed.py --caches ${CACHES:-static,graphs} --attn ${ATTNS:-cudal1_sdpa,sdpa} \
-    ${PROFILE:+--profile $PROFILE} -- --model $gguf $Q05_STEP
+step gen_speed ${1:-540} python3 bench/gen_speed.py --caches ${CACHES:-static,graphs} \
+    --attn ${ATTNS:-cudal1_sdpa,sdpa} ${PROFILE:+--profile $PROFILE} -- --model $gguf $Q05_STEP
 }
 
 # issue 22's proof, one checkpoint at a time. LoRA rank 8 on the attention projections: a 13 MB ckpt.pt (adapters and
