@@ -8,6 +8,8 @@ takes ~0.3 ms of Python, so the 30 us timer always fires before the copy. The ju
 cpu/softmax), which covers the ~0.35 ms softmax. Once the judge's clock is charged in full
 (minus the reference's usual overhead), the deferred softmax costs what it costs: ~1x.
 (2.0, not 1.3: on CI's busy 2 cores the charge's noise allowance let 1.68x through once)
+On a busy machine the timer can fire after the copy-out: that call's output is the empty tensor, whose memory still
+holds an earlier answer, and the timed rounds catch it (seen on CI: output_replay at timed call 61).
 today: ok 3.1x (cpu/softmax, the test's OPTIONS)
 
 task: cpu/softmax
@@ -15,6 +17,7 @@ expect: ok
 max_speedup: 2.0
 min_rounds: 120
 speedup_kind: framework_ops
+also: rejected output_replay, rejected phase_branch
 """
 import signal
 
