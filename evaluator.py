@@ -1026,9 +1026,11 @@ def _group(pgid, field=2):
     return found
 
 
-def _worker_main(conn, device, logdir, role):
-    """A worker process: answer the judge's messages until told to stop or until the first failure."""
+def _worker_main(conn, device, logdir, role, nice=0):
+    """A worker process: answer the judge's messages until told to stop or until the first failure. nice: a build
+    process's niceness (builds alongside timed evaluations yield the cores to them)."""
     build = role.startswith("build")
+    os.nice(nice) if nice else None
     os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
     _seal(secret=role == "reference")
     _stay_in_group(group=not build)
@@ -1796,9 +1798,12 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, **opts):
     return fail
 
 
+BARELY_TIMED = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0, precision=0.0)  # checked in full, timed 1-2 rounds
+
+
 def barely_timed(o):
-    """Options that check in full and time 1-2 rounds (a copy of the reference; stage 2's correctness pass)."""
-    return replace(o, min_rounds=1, max_rounds=2, time_budget_s=0.0, precision=0.0)
+    """Options that check in full and time 1-2 rounds (a copy of the reference; rl.py's ssl correctness pass)."""
+    return replace(o, **BARELY_TIMED)
 
 
 def _build_failure(ref_src, cand_src, failed):
@@ -1814,33 +1819,38 @@ def _uses_extension(src):
     return "cpp_extension" in src or "load_inline" in src
 
 
-def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times=None, refs=None):
+def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times=None, refs=None, cores=None,
+              on_done=None, nice=0):
     """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
     given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
-    __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}."""
-    srcs, jobs = list(dict.fromkeys(s for s in srcs if _uses_extension(s))), jobs or _default_jobs()
-    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, (os.cpu_count() or 2) // jobs))))  # cores per build
+    __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}.
+    cores: how many the builds share (default: all); on_done(src, failure Result or None) as each build ends, in
+    the order of srcs as far as the parallel builds allow."""
+    srcs, cores = list(dict.fromkeys(s for s in srcs if _uses_extension(s))), cores or os.cpu_count() or 2
+    jobs = jobs or _default_jobs(cores)
+    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, cores // jobs))))  # cores per build
     return _run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, jobs, timeout,
-                       progress, times)
+                       progress, times, on_done, nice)
 
 
-def _default_jobs():
-    return max(1, (os.cpu_count() or 2) // 2)
+def _default_jobs(cores=None):
+    return max(1, (cores or os.cpu_count() or 2) // 2)
 
 
-def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None):
-    """Run build processes, jobs at a time, one message each ({key: message}); {key: Result for a failed build}."""
+def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0):
+    """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs;
+    {key: Result for a failed build}."""
     if not msgs:
         return {}
     jobs = jobs or _default_jobs()
-    ctx, failed, running, todo = _context(), {}, [], list(msgs)
+    ctx, failed, running, todo = _context(), {}, [], list(msgs)[::-1]
     logdir = tempfile.mkdtemp(prefix="cudal1-build-")
     bar = _bar(len(msgs), "build", progress)
     while todo or running:
         while todo and len(running) < jobs:
             key = todo.pop()
             here, there = ctx.Pipe()
-            p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}"),
+            p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
                             name="cudal1-build")
             _start([p])
             there.close()
@@ -1862,6 +1872,8 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
                 _stop([p], session=True)
                 running.remove(item)
                 bar.update(1)
+                if on_done:
+                    on_done(key, failed.get(key))
     bar.close()
     return failed
 
@@ -1881,53 +1893,104 @@ def gpus(device):
 
 
 def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, phases=None,
-                  **opts):
-    """Evaluate (ref_src, cand_src) pairs: builds in parallel first, then one evaluation at a time per device (so
-    timing never shares a GPU), over `devices` (default: gpus(device)). Results come back in the order of pairs;
-    on_result(i, result) is called as each one finishes (from a thread per device), e.g. to save partial work.
-    phases (a dict): build_s and evaluate_s, the wall seconds of the two stages, builds (sources that build an
-    extension), build_failed (of those, the builds that failed: compile errors, crashes, timeouts) and compiled
-    (extensions the compiler built: the other working builds came from the build cache) are added to it."""
+                  overlap=None, **opts):
+    """Evaluate (ref_src, cand_src) pairs: builds in parallel, one evaluation at a time per device (so timing never
+    shares a GPU), over `devices` (default: gpus(device)). Results come back in the order of pairs; on_result(i,
+    result) is called as each one finishes (from a thread per device), e.g. to save partial work.
+    overlap (default: on CUDA devices): evaluations start while the builds run, each pair once its own builds have
+    ended; the builds then run at a lower priority on all cores but 3 per device (its judge and two workers): they
+    share the host, never the GPU. On the CPU the builds finish first: a compiler would take the cores its clock
+    measures.
+    phases (a dict): build_s (wall seconds until the last build ended), evaluate_s (wall seconds from the first
+    evaluation's start to the last one's end), build_wait_s (seconds a device waited for builds, mean over devices;
+    all of build_s without overlap), builds (sources that build an extension), build_failed (of those, the builds
+    that failed: compile errors, crashes, timeouts) and compiled (extensions the compiler built: the other working
+    builds came from the build cache) are added to it."""
     o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
+    overlap = device.startswith("cuda") if overlap is None else overlap
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
-    built = {}
-    failed = build_all(ok_so_far, device, jobs, o.build_timeout_s, progress, times=built,
-                       refs={c: r for r, c in pairs})
-    t1 = time.time()
-    results, todo, bar = [None] * len(pairs), list(range(len(pairs)))[::-1], _bar(len(pairs), "evaluate", progress)
-    _context()  # the forkserver, set up once before any thread uses it
+    q, built = _Queue(pairs, {src for src in ok_so_far if _uses_extension(src)}, devices, t0), {}
+    spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(devices)), nice=10) if overlap else {}
 
-    errors = []  # an exception in a thread (e.g. on_result's disk full) stops every thread, then reaches the caller
+    def build():
+        try:
+            build_all(ok_so_far, device, jobs, o.build_timeout_s, progress, times=built,
+                      refs={c: r for r, c in pairs}, on_done=q.built, **spare)
+        except BaseException as e:
+            q.fail(e)
+        finally:
+            q.built(None, None)  # whatever is left pending will not be built
 
-    def drain(dev):  # one thread per device: the next pair not yet taken, until none is left
-        while todo and not errors:
-            try:
-                i = todo.pop()
-            except IndexError:
-                return
+    def drain(dev):  # one thread per device
+        while (i := q.take(dev)) is not None:
             ref_src, cand_src = pairs[i]
             try:
-                results[i] = _build_failure(ref_src, cand_src, failed) or evaluate(ref_src, cand_src, dev,
-                                                                                   built=True, **opts)
+                results[i] = _build_failure(ref_src, cand_src, q.failed) or evaluate(ref_src, cand_src, dev,
+                                                                                     built=True, **opts)
                 if on_result:
                     on_result(i, results[i])
             except BaseException as e:
-                errors.append(e)
+                q.fail(e)
+            q.last = time.time()
             bar.update(1)
-    threads = [threading.Thread(target=drain, args=(d,), name=f"cudal1-{d}") for d in devices]
-    for t in threads:
+    _context()  # the forkserver, set up once before any thread uses it
+    threads = [threading.Thread(target=build, name="cudal1-builds")]
+    threads[0].start()
+    if not overlap:
+        threads[0].join()
+    results, bar = [None] * len(pairs), _bar(len(pairs), "evaluate", progress)
+    threads += [threading.Thread(target=drain, args=(d,), name=f"cudal1-{d}") for d in devices]
+    for t in threads[1:]:
         t.start()
     for t in threads:
         t.join()
     bar.close()
-    if errors:
-        raise errors[0]
+    if q.errors:
+        raise q.errors[0]
     if phases is not None:
         compiled = sum(f.stat().st_mtime >= t0 for f in _build_root().glob("*/built"))  # written in this call
-        for k, v in dict(build_s=t1 - t0, evaluate_s=time.time() - t1, builds=len(built), build_failed=len(failed),
-                         compiled=compiled).items():
+        wait = sum(q.waited.values()) / len(devices) if overlap else q.builds_end - t0
+        for k, v in dict(build_s=q.builds_end - t0, evaluate_s=q.last - (q.first or q.last), build_wait_s=wait,
+                         builds=len(built), build_failed=len(q.failed), compiled=compiled).items():
             phases[k] = phases.get(k, 0) + v
     return results
+
+
+class _Queue:
+    """evaluate_many's pairs, handed to the device threads in order, each once none of its sources waits for its
+    build (the builds end in another thread). An exception in any thread stops them all at their next pair."""
+
+    def __init__(self, pairs, pending, devices, t0):
+        self.pairs, self.todo, self.pending, self.failed, self.errors = pairs, list(range(len(pairs))), pending, {}, []
+        self.ready, self.waited = threading.Condition(), dict.fromkeys(devices, 0.0)
+        self.builds_end, self.first, self.last = t0, None, t0
+
+    def built(self, src, failure):
+        """One build ended (src None: all of them), with its failure Result or None."""
+        with self.ready:
+            self.failed.update({src: failure} if failure else {})
+            self.pending.difference_update([src] if src else list(self.pending))
+            self.builds_end = time.time() if src else self.builds_end
+            self.ready.notify_all()
+
+    def fail(self, e):
+        with self.ready:
+            self.errors.append(e)
+            self.ready.notify_all()
+
+    def take(self, dev):
+        """The first pair not taken yet whose builds have ended; None when none is left (or after an error)."""
+        with self.ready:
+            while self.todo and not self.errors:
+                i = next((i for i in self.todo if not self.pending & set(self.pairs[i])), None)
+                if i is not None:
+                    self.todo.remove(i)
+                    self.first = self.first or time.time()
+                    return i
+                t = time.time()
+                self.ready.wait()
+                self.waited[dev] += time.time() - t
+        return None
 
 
 # ---------------------------------------------------------------------------- CLI

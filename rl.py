@@ -755,7 +755,7 @@ def decode(cfg, model, enc, eos, seed, check_every=64):
     mask = torch.cat([mask, mask.new_ones(N, T)], 1)                 # (N, P + T): every new token is attended to
     pos = (mask[:, :P].cumsum(1) - 1).clamp(min=0)                  # (N, P): positions skip the left padding
     g = torch.Generator(dev).manual_seed(seed)
-    logits = model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache,
+    logits = model(input_ids=ids, attention_mask=mask, position_ids=pos, **cache_arg(model, cache),
                    cache_position=torch.arange(P, device=dev)).logits[:, -1]
     out = ids.new_empty(N, T)
     for t in range(T):
@@ -764,8 +764,14 @@ def decode(cfg, model, enc, eos, seed, check_every=64):
         if (t + 1) % check_every == 0 and bool(torch.isin(out[:, :t + 1], eos.to(dev)).any(1).all()):
             return out[:, :t + 1]
         logits = step(input_ids=out[:, t:t + 1], attention_mask=mask, position_ids=pos[:, P - 1:P] + 1 + t,
-                      past_key_values=cache, cache_position=torch.full((1,), P + t, device=dev)).logits[:, -1]
+                      **cache_arg(model, cache), cache_position=torch.full((1,), P + t, device=dev)).logits[:, -1]
     return out
+
+
+def cache_arg(model, cache):
+    """The KV cache as forward's keyword: `cache` in newer transformers (`past_key_values` is deprecated there and
+    goes in 5.40), `past_key_values` in older ones (5.17, the H200's)."""
+    return {"cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values": cache}
 
 
 def generate_all(cfg, model, tok, batch, prompts, step):
@@ -798,8 +804,8 @@ def evaluate_all(cfg, batch, rollouts, timing=None, phases=None):
 def evaluate_pairs(cfg, pairs, timing=None, phases=None):
     """Results of (reference, code) pairs in ONE evaluator call, in their order; a repeated pair is evaluated once
     and its samples get copies of that result. Under torchrun each rank evaluates its share of the candidates (on
-    its own GPU) and gets back every result. phases: a dict evaluate_many adds build_s, evaluate_s, builds and
-    compiled to."""
+    its own GPU) and gets back every result. phases: a dict evaluate_many adds its build and evaluation times and
+    counts to."""
     unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
     device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
     results = gather(evaluator.evaluate_many(shard(unique), device=device, jobs=cfg.eval_jobs or None,
@@ -1007,9 +1013,9 @@ def task_stats(batch, results):
 def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phases=None):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
     clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update; phases: the
-    evaluator's build_s, evaluate_s, builds, build_failed and compiled (evaluate_many). The line ends with where the
-    step's time went: generation (and its tokens per second, every sample's tokens up to its eos), the builds, the rest
-    of the evaluation, the update.
+    evaluator's build_s, evaluate_s, build_wait_s, builds, build_failed and compiled (evaluate_many). The line ends with
+    where the step's time went: generation (and its tokens per second, every sample's tokens up to its eos), the
+    builds (on a GPU they run alongside the evaluations: the part the GPU waited for), the evaluation, the update.
 
     mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
     (status ok, not a copy of the reference; with a toy reward_fn: the share of positive rewards); copies is the
@@ -1030,8 +1036,9 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
     append_log(cfg, rec)
     speedup, _, found = max(best.values(), key=lambda b: b[0]) if best else (None, None, None)
     top = f"{speedup:.2f}x{' from --init-from' * (found == 0)}" if best else "-"  # step 0: the earlier stage's code
-    built = (f" (builds {times['build_s']:.1f} s: {times['builds']}, {times['compiled']} compiled, "
-             f"{times['build_failed']} failed, the rest cached)" if times.get("builds") else "")
+    built = (f" (builds {times['build_s']:.1f} s, {times['build_wait_s']:.1f} s of it waited for: {times['builds']}, "
+             f"{times['compiled']} compiled, {times['build_failed']} failed, the rest cached)" if times.get("builds")
+             else "")
     print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%} | best {top} | "
           f"{times['step_s']:.1f} s/step: generate {times['gen_s']:.1f} s ({times['gen_tok_s']:,.0f} tok/s), "
           f"evaluate {times['eval_s']:.1f} s{built}, update {times['update_s']:.1f} s", flush=True)
@@ -1196,7 +1203,7 @@ def restore(cfg, model, opt):
 
 def correctness_only(cfg):
     """ssl's evaluator options: checked in full, barely timed (its successes are then timed in full, measure)."""
-    return dict(min_rounds=1, max_rounds=cfg.ssl_check_rounds, time_budget_s=0.0)
+    return {**evaluator.BARELY_TIMED, "max_rounds": cfg.ssl_check_rounds}
 
 
 def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):

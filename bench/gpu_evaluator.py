@@ -139,17 +139,14 @@ def mix_items(path, tasks=8, per_task=8):
 
 
 def run_batch(items, device, devices, opts):
-    """Builds (a cold cache for the first copy of a source, hits for the repeats), then the evaluations of items
-    spread over devices."""
-    pairs = [(it["ref"], it["cand"]) for it in items]
-    times, t0 = {}, time.time()
-    failed = E.build_all([c for _, c in pairs], device, times=times)
-    t_build = time.time() - t0
+    """The evaluations of items spread over devices, with their builds (a cold cache for the first copy of a source,
+    hits for the repeats) running alongside on a GPU (evaluate_many's overlap)."""
+    pairs, phases = [(it["ref"], it["cand"]) for it in items], {}
     with GpuBusy() as busy:
-        t1 = time.time()
+        t0 = time.time()
         results = E.evaluate_many(pairs, device, devices=devices, keep_samples=True, on_result=saver(items, "batch"),
-                                  **opts)
-        t_eval = time.time() - t1
+                                  phases=phases, **opts)
+        wall = time.time() - t0
     rows = []
     for it, r in zip(items, results):
         row = {k: v for k, v in it.items() if k not in ("ref", "cand")}
@@ -162,9 +159,7 @@ def run_batch(items, device, devices, opts):
                 ref = statistics.median(x[c] for x in r.samples["ref"])
                 row["by_clock"][name] = ref / statistics.median(x[c] for x in r.samples["cand"])
         rows.append(row)
-    builds = [dict(seconds=s, failed=src in failed) for src, s in times.items()]
-    return dict(rows=rows, build_s=t_build, eval_s=t_eval, builds=builds, busy=busy.mean(), n=len(items),
-                devices=devices, failed_builds=len(failed))
+    return dict(rows=rows, wall=wall, phases=phases, busy=busy.mean(), n=len(items), devices=devices)
 
 
 def print_batch(b):
@@ -212,13 +207,13 @@ def print_batch(b):
                   f"{' '.join(f'{x:.2f}' for x in sp)} | {fmt(cv(sp) and 100 * cv(sp), '.1f')}% | "
                   f"{fmt(cv(ms) and 100 * cv(ms), '.1f')}% | {fmt(statistics.median(ms) if ms else None)} | "
                   f"{rs[0]['kind_of_speedup']} |")
-    builds = sorted(x["seconds"] for x in b["builds"])
-    wall = b["build_s"] + b["eval_s"]
+    p, wall = b["phases"], b["wall"]
     print(f"\n## throughput: {b['n']} candidates on {len(b['devices'])} device(s) {b['devices']}\n")
-    print(f"builds: {len(builds)} distinct sources with an extension, {b['failed_builds']} failed, wall "
-          f"{b['build_s']:.0f} s" + (f"; per build: {quantiles(builds)} s" if builds else ""))
-    print(f"evaluations: wall {b['eval_s']:.0f} s; total {wall:.0f} s -> {3600 * b['n'] / wall:.0f} candidates/hour "
-          f"({3600 * b['n'] / b['eval_s']:.0f}/hour counting evaluation only)")
+    print(f"builds: {p['builds']} distinct sources with an extension ({p['compiled']} compiled, {p['build_failed']} "
+          f"failed, the rest cached), wall {p['build_s']:.0f} s, of which the devices waited {p['build_wait_s']:.0f} s")
+    busy = wall - p["build_wait_s"]
+    print(f"total {wall:.0f} s -> {3600 * b['n'] / wall:.0f} candidates/hour ({3600 * b['n'] / busy:.0f}/hour "
+          f"without the wait for builds)")
     secs = [r["seconds"] for r in rows]
     print(f"per evaluation: {quantiles(secs)} s")
     phases = {}
@@ -281,11 +276,13 @@ def main():
     ap.add_argument("--precision", type=float, default=0.0, help="stop timing once the speedup is known within +-this")
     ap.add_argument("--mix", default="", help="stage-1 JSONL: time a batch like an RL step's from it (8 x 8, "
                     "copies barely timed as rl.py does)")
+    ap.add_argument("--no-overlap", action="store_true", help="builds first, then the evaluations (evaluate_many's "
+                    "overlap off: the A/B of timing beside compilers)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gpu_evaluator.json"))
     a = ap.parse_args()
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     PARTIAL[0] = Path(a.out).parent / "partial.jsonl"
-    opts = dict(time_budget_s=a.time_budget_s, precision=a.precision)
+    opts = dict(time_budget_s=a.time_budget_s, precision=a.precision, **({"overlap": False} if a.no_overlap else {}))
     devices = a.devices.split(",") if a.devices else E.gpus(a.device)
     report = {}
     if a.corpus:  # first: the verdicts matter most

@@ -92,6 +92,21 @@ def test_evaluate_many_mixes_static_failures_and_runs():
     assert res[0].check == "no_modelnew" and res[1].check == "build"
     assert (phases["builds"], phases["build_failed"], phases["compiled"]) == (1, 1, 0)
     assert phases["build_s"] > 0 and phases["evaluate_s"] > 0
+    assert phases["build_wait_s"] == phases["build_s"]  # on the CPU the builds end before any evaluation
+
+
+def test_evaluate_many_with_overlap_evaluates_what_needs_no_build_while_builds_run():
+    """overlap (a GPU's default): the pairs without a build go first, while a build runs (a fresh one: a comment no
+    cache has seen), and the built pair gets its verdict after it; the device waited less than the build took."""
+    fresh = (ROOT / "tests/corpus/failures/build_error.py").read_text().replace(
+        "// `src` is never declared", f"// {time.time_ns()}")
+    order, phases = [], {}
+    res = E.evaluate_many([(RELU, fresh), (RELU, HONEST), (RELU, SAME)], "cpu", progress=False, phases=phases,
+                          overlap=True, on_result=lambda i, r: order.append(i), **FAST)
+    assert [r.status for r in res] == ["compile_error", "ok", "ok"] and res[0].check == "build"
+    assert order == [1, 2, 0]
+    assert (phases["builds"], phases["build_failed"]) == (1, 1)
+    assert 0 <= phases["build_wait_s"] < phases["build_s"]
 
 
 def test_cli_json_contract(tmp_path):

@@ -21,7 +21,7 @@ import evaluator  # noqa: E402
 import rl  # noqa: E402
 
 # wall-clock fields (and the builds the cache did not hold): the only ones allowed to differ on replay
-TIMING = {"gen_s", "gen_tok_s", "eval_s", "build_s", "evaluate_s", "compiled", "update_s", "step_s"}
+TIMING = {"gen_s", "gen_tok_s", "eval_s", "build_s", "evaluate_s", "build_wait_s", "compiled", "update_s", "step_s"}
 LETTERS = set("abcdefghijklmnopqrstuvwxyz")
 TOY = ["--model", "tiny", "--task", "cpu/relu", "--tasks-per-step", "1", "--group-size", "8", "--max-new-tokens",
        "16", "--lr", "1e-2", "--seed", "3"]
@@ -298,11 +298,11 @@ def test_packed_attention_reads_the_cache_unrepeated_under_compile(monkeypatch):
             torch._dynamo.reset()
             model.set_attn_implementation(impl)
             cache, n = StaticCache(config=model.config, max_cache_len=64), enc["input_ids"].shape[1]
-            first = model(**enc, past_key_values=cache).logits[:, -1:].argmax(-1)
+            first = model(**enc, **rl.cache_arg(model, cache)).logits[:, -1:].argmax(-1)
             heads.clear()
             step = torch.compile(model.forward, backend="eager")
             logits[impl] = step(first, attention_mask=torch.cat([enc["attention_mask"], torch.ones(2, 1).long()], 1),
-                                past_key_values=cache, cache_position=torch.tensor([n])).logits
+                                **rl.cache_arg(model, cache), cache_position=torch.tensor([n])).logits
             if impl == "cudal1_sdpa":  # (transformers 5.24's sdpa gives 4, repeated, here)
                 assert heads == [model.config.num_key_value_heads] * model.config.num_hidden_layers
     torch.testing.assert_close(logits["cudal1_sdpa"], logits["sdpa"], rtol=0, atol=1e-5)
@@ -924,6 +924,18 @@ def test_copies_are_logged_apart(tmp_path):
     assert (rec["pass_rate"], rec["copies"]) == (0.5, 1)
     assert rec["per_task"] == {"t": {"pass": 0.5, "copies": 1, "mean_speedup": 1.75}}
     assert rl.read_jsonl(tmp_path / "log.jsonl") == [rec]
+
+
+def test_the_step_line_says_what_the_builds_cost(tmp_path, capsys):
+    """The builds' part of the step line: their wall time, the part of it the evaluation waited for (on a GPU they
+    run alongside it), and how many sources built, compiled, failed."""
+    cfg = rl.Config(device="cpu", out=str(tmp_path))
+    phases = dict(build_s=18.8, evaluate_s=70.3, build_wait_s=2.5, builds=6, build_failed=2, compiled=3)
+    rollouts = [dict(mask=torch.ones(2, 3, dtype=torch.bool))]
+    rl.log_step(cfg, 1, [("t", "REF")], rollouts, np.array([0.0, 0.0]), [FAILED, FAILED], {}, rl.NO_UPDATE,
+                (0.0, 0.0, 0.0, 0.0), phases)
+    line = capsys.readouterr().out
+    assert "(builds 18.8 s, 2.5 s of it waited for: 6, 3 compiled, 2 failed, the rest cached)" in line, line
 
 
 def test_later_passes_reshuffle_the_mini_batches(monkeypatch):
