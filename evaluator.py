@@ -495,7 +495,7 @@ def _gpu_hold(device):
 
     Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process
     (the same kernel, timed from an idle GPU, varied 3-34% between fresh processes on an H200, 0.1-0.2% behind a
-    hold: bench/RESULTS.md section 6), and, the SMs being full, no kernel the candidate puts on another stream can
+    hold: bench/RESULTS.md, session 5), and, the SMs being full, no kernel the candidate puts on another stream can
     run during it (a stream-local sleep would let an unjoined fork do its work for free)."""
     try:
         import triton

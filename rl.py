@@ -529,7 +529,7 @@ def continue_optimizer(cfg, opt):
 def autocast(cfg):
     """bf16 compute on CUDA (fp32 weights), attention by any backend but cuDNN's; plain fp32 on CPU.
     cuDNN's attention builds a plan for each new sequence length, ~18 ms of CPU per call, and a generate meets a new
-    length every token: the H200 generated at ~40 ms per token with it, ~4 without (bench/RESULTS.md section 8)."""
+    length every token: the H200 generated at ~40 ms per token with it, ~4 without (bench/RESULTS.md, session 7)."""
     if cfg.device != "cuda":
         return nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -1282,7 +1282,7 @@ def contrastive_example(cfg, db, tok, record, example, step, i):
     stage 3 draws them from (seed, step, i), so each step shows a new pair; [] for a record whose task has none.
     The record's own code is not among them (sft put it into the database): a prompt showing its target teaches
     copying. Why: a model as small as --model tiny learns the prompts it saw; trained on plain prompts only it wrote
-    no code at all under stage 3's contrastive ones (bench/RESULTS.md section 8)."""
+    no code at all under stage 3's contrastive ones (bench/RESULTS.md, session 7)."""
     own = record.get("code") or extract_code(record.get("completion", "")).code
     entries = db.entries(record.get("task", ""), excluding=own)
     if not entries:
