@@ -28,8 +28,10 @@ tests/corpus holds one file per attack. A verdict's reason starts with its check
                                                 time_copies off: checked in full, timed 1-2 rounds)
     (the charge)                                work the precise clock does not see: the judge's  charge
                                                 clock bounds what the candidate is charged
-Hardening, under its own rulers below the story: process sandbox (seccomp, Landlock, capabilities, process groups),
-builds served outside it, watched attributes and flags, the L2 flush and the GPU hold.
+In the order one evaluation flows: Result and Options; the API (evaluate, evaluate_many, builds; the caller starts
+the processes); static checks; the judge's steps; the numerics (tolerance, oracle, charge); the worker; then the
+hardening under rulers of its own: builds served outside the sandbox, the sandbox (seal, forkserver, seccomp,
+Landlock, process groups), the guards (watched attributes, flags, the L2 flush, the GPU hold); tasks; the CLI.
 """
 import argparse
 import ast
@@ -75,70 +77,8 @@ _Event = getattr(torch._C, "_CudaEventBase", None)  # CUDA events, without torch
 _record, _elapsed = getattr(_Event, "record", None), getattr(_Event, "elapsed_time", None)  # None: CPU-only torch
 _modes = (torch._C._len_torch_function_stack, torch._C._len_torch_dispatch_stack)
 
-# ---------------------------------------------------------------------------- tasks
 
-TASKS_DIR = Path(__file__).resolve().parent / "tasks"
-TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
-
-
-class TaskError(ValueError):
-    """A task file (or task selection) that cannot be used."""
-
-
-def find_tasks(spec, tasks_dir=TASKS_DIR):
-    """Task files for 'all', a stem ('relu'), a glob ('level1/*'), a path, or several of these joined by commas."""
-    root = Path(tasks_dir)
-    found = []
-    for part in [s.strip() for s in str(spec).split(",") if s.strip()]:
-        if part.endswith(".py") and Path(part).is_file():
-            found.append(Path(part))
-            continue
-        if not root.is_dir():
-            raise TaskError(f"tasks folder {root} does not exist (give one with --tasks-dir)")
-        files = sorted(f for f in root.rglob("*.py") if not f.name.startswith("_"))
-        names = {f: f.relative_to(root).with_suffix("").as_posix() for f in files}
-        if part == "all":
-            hits = files
-        else:
-            pat = part[:-3] if part.endswith(".py") else part
-            hits = [f for f in files if f.stem == pat or fnmatch.fnmatch(names[f], pat) or fnmatch.fnmatch(f.stem, pat)]
-        if not hits:
-            raise TaskError(f"no task matches {part!r} in {root} (try a file stem, a glob like 'level1/*', or 'all')")
-        found += hits
-    return list(dict.fromkeys(found))  # keep order, drop repeats
-
-
-def task_name(path, tasks_dir=TASKS_DIR):
-    """'level1/relu' for tasks/level1/relu.py; the stem for a file outside the tasks folder."""
-    path = Path(path).resolve()
-    try:
-        return path.relative_to(Path(tasks_dir).resolve()).with_suffix("").as_posix()
-    except ValueError:
-        return path.stem
-
-
-def check_task_source(src, where="task"):
-    """Raise TaskError unless `src` parses and defines Model, get_inputs and get_init_inputs."""
-    try:
-        tree = ast.parse(src)
-    except SyntaxError as e:
-        raise TaskError(f"{where}: syntax error on line {e.lineno}: {e.msg}") from None
-    defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
-    missing = [n for n in TASK_NAMES if n not in defined]
-    if missing:
-        raise TaskError(f"{where}: missing {', '.join(missing)} (a KernelBench-format task defines "
-                        "class Model(nn.Module), get_inputs() and get_init_inputs())")
-    return src
-
-
-def load_task(path):
-    """Source of one task file, checked for the KernelBench shape."""
-    path = Path(path)
-    if not path.is_file():
-        raise TaskError(f"task file {path} does not exist")
-    return check_task_source(path.read_text(), where=str(path))
-
-# ---------------------------------------------------------------------------- result record
+# ---------------------------------------------------------------------------- the result of an evaluation, its options
 
 STATUSES = ("ok", "compile_error", "runtime_error", "wrong_output", "timeout", "rejected")
 
@@ -210,8 +150,367 @@ class Options:
 
 LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 
-# ---------------------------------------------------------------------------- static checks (no process needed)
 
+# ---------------------------------------------------------------------------- evaluate: the API, the caller's side
+
+def evaluate(ref_src, cand_src, device="cpu", *, built=False, **opts):
+    """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
+    Sources that use an extension are built first, in a build process (built=True: build_all already did).
+
+    >>> r = evaluate(open("tasks/cpu/relu.py").read(), relu_candidate_src, device="cpu")
+    >>> r.status, r.correct, round(r.speedup, 2)      # e.g. ('ok', True, 1.31)
+    >>> evaluate(ref, "print(1)").reason               # 'no_modelnew: the candidate defines no top-level class ...'
+    """
+    t0 = time.time()
+    o = Options(**opts)
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError("device 'cuda' asked for, but torch sees no CUDA GPU (no GPU, or a CPU-only torch build)")
+    fail, same = static_check(ref_src, cand_src)
+    o = o if o.time_copies or not same else barely_timed(o)
+    if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, _stay_in_group)
+        fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
+                                                           progress=False, refs={cand_src: ref_src}))
+    if fail is None:
+        logdir = tempfile.mkdtemp(prefix="cudal1-eval-")
+        try:
+            fail = res = _run_judge(ref_src, cand_src, device, o, logdir)
+            if res.status in ("runtime_error", "timeout") and res.check != "reference":
+                log = Path(logdir, "candidate.log")
+                tail = _short(log.read_text(errors="replace"), lines=6, width=800) if log.exists() else ""
+                res.reason += f"\ncandidate output (tail):\n{tail}" if tail else ""
+        finally:
+            import shutil
+            shutil.rmtree(logdir, ignore_errors=True)
+    if fail.status == "ok" and (same or fail.same_as_reference):
+        why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
+        timed = "" if o.time_copies else f" (timed {fail.rounds} rounds only: time_copies off)"
+        fail.reason = f"same_as_reference: {why}; no speedup credit{timed}. " + fail.reason
+    fail.same_as_reference = same or fail.same_as_reference
+    fail.seconds, fail.device = round(time.time() - t0, 3), device
+    return fail
+
+
+BARELY_TIMED = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0, precision=0.0)  # checked in full, timed 1-2 rounds
+
+
+def barely_timed(o):
+    """Options that check in full and time 1-2 rounds (a copy of the reference; rl.py's ssl correctness pass)."""
+    return replace(o, **BARELY_TIMED)
+
+
+def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, phases=None,
+                  overlap=None, **opts):
+    """Evaluate (ref_src, cand_src) pairs: builds in parallel, one evaluation at a time per device (so timing never
+    shares a GPU), over `devices` (default: gpus(device)). Results come back in the order of pairs; on_result(i,
+    result) is called as each one finishes (from a thread per device), e.g. to save partial work.
+    overlap (default: on CUDA devices): evaluations start while the builds run, each pair once its own builds have
+    ended; the builds then run at a lower priority on all cores but 3 per device (its judge and two workers): they
+    share the host, never the GPU. On the CPU the builds finish first: a compiler would take the cores its clock
+    measures.
+    phases (a dict): build_s (wall seconds until the last build ended), evaluate_s (wall seconds from the first
+    evaluation's start to the last one's end), build_wait_s (seconds a device waited for builds, mean over devices;
+    all of build_s without overlap), builds (sources that build an extension), build_failed (of those, the builds
+    that failed: compile errors, crashes, timeouts) and compiled (extensions the compiler built: the other working
+    builds came from the build cache) are added to it."""
+    o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
+    overlap = device.startswith("cuda") if overlap is None else overlap
+    ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
+    q, built = _Queue(pairs, {src for src in ok_so_far if _uses_extension(src)}, devices, t0), {}
+    spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(devices)), nice=10) if overlap else {}
+
+    def build():
+        try:
+            build_all(ok_so_far, device, jobs, o.build_timeout_s, progress, times=built,
+                      refs={c: r for r, c in pairs}, on_done=q.built, **spare)
+        except BaseException as e:
+            q.fail(e)
+        finally:
+            q.built(None, None)  # whatever is left pending will not be built
+
+    def drain(dev):  # one thread per device
+        while (i := q.take(dev)) is not None:
+            ref_src, cand_src = pairs[i]
+            try:
+                results[i] = _build_failure(ref_src, cand_src, q.failed) or evaluate(ref_src, cand_src, dev,
+                                                                                     built=True, **opts)
+                if on_result:
+                    on_result(i, results[i])
+            except BaseException as e:
+                q.fail(e)
+            q.last = time.time()
+            bar.update(1)
+    _context()  # the forkserver, set up once before any thread uses it
+    threads = [threading.Thread(target=build, name="cudal1-builds")]
+    threads[0].start()
+    if not overlap:
+        threads[0].join()
+    results, bar = [None] * len(pairs), _bar(len(pairs), "evaluate", progress)
+    threads += [threading.Thread(target=drain, args=(d,), name=f"cudal1-{d}") for d in devices]
+    for t in threads[1:]:
+        t.start()
+    for t in threads:
+        t.join()
+    bar.close()
+    if q.errors:
+        raise q.errors[0]
+    if phases is not None:
+        compiled = sum(f.stat().st_mtime >= t0 for f in _build_root().glob("*/built"))  # written in this call
+        wait = sum(q.waited.values()) / len(devices) if overlap else q.builds_end - t0
+        for k, v in dict(build_s=q.builds_end - t0, evaluate_s=q.last - (q.first or q.last), build_wait_s=wait,
+                         builds=len(built), build_failed=len(q.failed), compiled=compiled).items():
+            phases[k] = phases.get(k, 0) + v
+    return results
+
+
+class _Queue:
+    """evaluate_many's pairs, handed to the device threads in order, each once none of its sources waits for its
+    build (the builds end in another thread). An exception in any thread stops them all at their next pair."""
+
+    def __init__(self, pairs, pending, devices, t0):
+        self.pairs, self.todo, self.pending, self.failed, self.errors = pairs, list(range(len(pairs))), pending, {}, []
+        self.ready, self.waited = threading.Condition(), dict.fromkeys(devices, 0.0)
+        self.builds_end, self.first, self.last = t0, None, t0
+
+    def built(self, src, failure):
+        """One build ended (src None: all of them), with its failure Result or None."""
+        with self.ready:
+            self.failed.update({src: failure} if failure else {})
+            self.pending.difference_update([src] if src else list(self.pending))
+            self.builds_end = time.time() if src else self.builds_end
+            self.ready.notify_all()
+
+    def fail(self, e):
+        with self.ready:
+            self.errors.append(e)
+            self.ready.notify_all()
+
+    def take(self, dev):
+        """The first pair not taken yet whose builds have ended; None when none is left (or after an error)."""
+        with self.ready:
+            while self.todo and not self.errors:
+                i = next((i for i in self.todo if not self.pending & set(self.pairs[i])), None)
+                if i is not None:
+                    self.todo.remove(i)
+                    self.first = self.first or time.time()
+                    return i
+                t = time.time()
+                self.ready.wait()
+                self.waited[dev] += time.time() - t
+        return None
+
+
+def gpus(device):
+    """The devices evaluate_many spreads over: 'cuda' means every visible GPU; any other device is used as given."""
+    n = torch.cuda.device_count() if device == "cuda" else 0
+    return [f"cuda:{i}" for i in range(n)] if n > 1 else [device]
+
+
+def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times=None, refs=None, cores=None,
+              on_done=None, nice=0):
+    """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
+    given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
+    __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}.
+    cores: how many the builds share (default: all); on_done(src, failure Result or None) as each build ends, in
+    the order of srcs as far as the parallel builds allow."""
+    srcs, cores = list(dict.fromkeys(s for s in srcs if _uses_extension(s))), cores or os.cpu_count() or 2
+    jobs = jobs or _default_jobs(cores)
+    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, cores // jobs))))  # cores per build
+    return _run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, jobs, timeout,
+                       progress, times, on_done, nice)
+
+
+def _build_failure(ref_src, cand_src, failed):
+    """The Result for a pair whose build failed ({src: Result} from build_all), or None."""
+    if cand_src in failed:
+        return copy.copy(failed[cand_src])
+    if ref_src in failed:
+        return Result("runtime_error", reason=f"reference: {failed[ref_src].reason}", check="reference")
+    return None
+
+
+def _uses_extension(src):
+    return "cpp_extension" in src or "load_inline" in src
+
+
+def _default_jobs(cores=None):
+    return max(1, (cores or os.cpu_count() or 2) // 2)
+
+
+def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0):
+    """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs;
+    {key: Result for a failed build}."""
+    if not msgs:
+        return {}
+    jobs = jobs or _default_jobs()
+    ctx, failed, running, todo = _context(), {}, [], list(msgs)[::-1]
+    logdir = tempfile.mkdtemp(prefix="cudal1-build-")
+    bar = _bar(len(msgs), "build", progress)
+    while todo or running:
+        while todo and len(running) < jobs:
+            key = todo.pop()
+            here, there = ctx.Pipe()
+            p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
+                            name="cudal1-build")
+            _start([p])
+            there.close()
+            here.send(msgs[key])
+            running.append((key, p, here, time.time()))
+        for item in list(running):
+            key, p, conn, t0 = item
+            done = conn.poll(0.05)
+            if done or time.time() - t0 > timeout or not p.is_alive():
+                try:
+                    ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build took over {timeout:.0f} s")
+                except EOFError:
+                    ans = ("fail", "runtime_error", "crash", "the build process died")
+                if ans[0] == "fail":
+                    failed[key] = Result(ans[1], reason=f"{ans[2]}: {ans[3]}", check=ans[2])
+                if times is not None:
+                    times[key] = time.time() - t0
+                conn.close()
+                _stop([p], session=True)
+                running.remove(item)
+                bar.update(1)
+                if on_done:
+                    on_done(key, failed.get(key))
+    bar.close()
+    return failed
+
+
+def _bar(total, desc, on):
+    try:
+        from tqdm import tqdm
+        return tqdm(total=total, desc=desc, disable=not on, leave=False)
+    except ImportError:  # tqdm is in requirements.txt; degrade quietly without it
+        return types.SimpleNamespace(update=lambda n: None, close=lambda: None)
+
+
+def _serve_build(spec, device, o):
+    """One build a worker asked for, in a build process: ('built',) or ('failed', compiler output)."""
+    folder = _spec_dir(spec, device)
+    if (folder / "built").exists():
+        return ("built",)
+    failed = _run_builds({"spec": ("build_spec", spec, _env())}, device, 1, o.build_timeout_s, progress=False)
+    return ("failed", failed["spec"].reason) if failed else ("built",)
+
+
+def _run_judge(ref_src, cand_src, device, o, logdir):
+    ctx = _context()
+    pipes = {role: ctx.Pipe() for role in ("reference", "candidate")}
+    here, there = ctx.Pipe()
+    workers = {role: ctx.Process(target=_worker_main, args=(pipes[role][1], device, logdir, role),
+                                 name=f"cudal1-{role}") for role in pipes}
+    judge_p = ctx.Process(target=_judge_main, name="cudal1-judge", args=(
+        there, pipes["reference"][0], pipes["candidate"][0], ref_src, cand_src, device, asdict(o), _env(), logdir))
+    procs, t0 = [*workers.values(), judge_p], _perf()
+    _start(procs)
+    spawn = _perf() - t0
+    for conn in (there, *pipes["reference"], *pipes["candidate"]):
+        conn.close()
+    deadline, res = time.monotonic() + o.eval_timeout_s, None  # no candidate action can stop this process's clock
+    try:
+        while res is None:
+            if not here.poll(max(0.0, deadline - time.monotonic())):
+                res = Result("timeout", check="timeout", reason=f"timeout: the evaluation did not finish within "
+                             f"{o.eval_timeout_s:.0f} s (eval_timeout_s)")
+            elif (msg := here.recv())[0] == "build":  # a worker's build, run here: its time is not the evaluation's
+                t = time.monotonic()
+                here.send(_serve_build(msg[1], device, o))
+                deadline += time.monotonic() - t
+            else:
+                res = Result(**msg[1])
+    except (EOFError, OSError):
+        res = Result("runtime_error", reason="harness: the judge process died", check="harness")
+    finally:
+        t0 = _perf()
+        _stop(procs)
+    if res.phases is not None:  # the caller's side of the process costs (the judge's own phases come before)
+        res.phases.update(spawn=round(spawn, 3), exit=round(_perf() - t0, 3))
+    code = workers["candidate"].exitcode
+    if res.check == "crash" and code is not None and code < 0:
+        res.reason += f" (killed by signal {-code})"
+    return res
+
+
+_CTX, _CTX_PID = None, None
+
+ENV_KEYS = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CXX", "CC")
+
+
+def _context():
+    """A forkserver that has imported torch (but never touched CUDA): new processes start in ~0.1 s, not seconds."""
+    global _CTX, _CTX_PID
+    if _CTX is not None and _CTX_PID != os.getpid():  # its forkserver forks for the process that started it only
+        raise RuntimeError("cudal1's evaluator runs in a forked copy of the process that started its forkserver: "
+                           "evaluate from that process, or from a fresh one")
+    if _CTX is None:
+        _CTX_PID = os.getpid()
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one side's idle OpenMP threads must not spin
+        _CTX = mp.get_context("forkserver")
+        # torch._dynamo costs ~4.5 s to import per process on the H200 machine; children still get CUDA after it
+        # (bench/preload_check.py, in git history). Never torch.utils.cpp_extension here: it queries CUDA, which
+        # forks cannot inherit.
+        _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "torch._dynamo", "evaluator"])
+        # the forkserver forks anything asked of it through its socket, also by a candidate: it drops _CAPS too
+        # (when it imports this module), so that no process it makes can read the judge's memory. Python 3.11's
+        # forkserver ignores the caller's sys.path: PYTHONPATH lets it find this module from any working directory.
+        path, here = os.environ.get("PYTHONPATH"), str(Path(__file__).resolve().parent)
+        os.environ.update(CUDAL1_FORKSERVER=str(os.getpid()), PYTHONPATH=os.pathsep.join(filter(None, [here, path])))
+        try:
+            import multiprocessing.forkserver
+            multiprocessing.forkserver.ensure_running()
+        finally:
+            del os.environ["CUDAL1_FORKSERVER"]
+            if path is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = path
+    return _CTX
+
+
+_START = threading.Lock()
+
+
+def _start(procs):
+    """Start processes. Children re-import the caller's main script; from stdin or a notebook there is none."""
+    with _START:
+        _start_unlocked(procs)
+
+
+def _start_unlocked(procs):
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    fake = path is not None and not os.path.isfile(path)
+    if fake:
+        del main.__file__
+    try:
+        for p in procs:
+            p.start()
+    finally:
+        if fake:
+            main.__file__ = path
+
+
+def _env(**extra):
+    # TORCHINDUCTOR_COMPILE_THREADS=1: torch.compile in a process the candidate starts compiles in-process too
+    return {"TORCHINDUCTOR_COMPILE_THREADS": "1", **{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
+
+
+def _stop(procs, session=False):
+    for p in procs:
+        if p.pid is not None:
+            _signal_group(p.pid, signal.SIGKILL)  # the worker and any process it started (builds, strays)
+            for _ in range(3 if session else 0):  # a build's processes in groups of their own (ninja's compilers)
+                for pid in _group(p.pid, field=3):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
+        if p.is_alive():
+            p.kill()
+    for p in procs:
+        p.join(5)
+
+
+# ---------------------------------------------------------------------------- static checks (no process needed)
 
 def _top_class(tree, name):
     return next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
@@ -277,284 +576,621 @@ def static_check(ref_src, cand_src):
                           f"Model.{method} takes {n_ref}; keep the reference's signature", check="signature"), False
     return None, _class_fingerprint(cls) == _class_fingerprint(ref)
 
-# ---------------------------------------------------------------------------- builds: served outside the sandbox
-# A candidate may call load_inline / load anywhere (module level, __init__, the first forward). Its worker cannot run
-# ninja (the sandbox denies setpgid), so the harness answers those calls itself: the call's arguments become a build
-# spec, a build process outside the sandbox compiles it (never loading it: none of the candidate's code runs there)
-# into a folder named by the spec's hash, and the worker loads the library from that folder, which it cannot write.
 
+# ---------------------------------------------------------------------------- judge: one evaluation, step by step
 
-def _build_root():
-    return Path(os.environ.get("CUDAL1_BUILD_DIR", Path.home() / ".cache" / "cudal1" / "builds"))
+def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, env, logdir):
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a terminal's Ctrl-C reaches the judge too: end without a traceback
+    _seal(secret=True)
+    sys.excepthook = _quiet_broken_pipes
+    torch.set_grad_enabled(False)
+    if device.startswith("cuda") and torch.device(device).index is not None:
+        torch.cuda.set_device(torch.device(device))  # no context on any other GPU
+    o = Options(**opts)
 
-
-def _spec_dir(spec, device):
-    """The build folder of one spec (and torch version, device kind): a repeated build is a cache hit."""
-    text = json.dumps(spec, sort_keys=True, default=str)  # Path arguments as their text
-    key = hashlib.sha256(f"{torch.__version__}|{device.split(':')[0]}|{text}".encode()).hexdigest()[:20]
-    return _build_root() / key
-
-
-def _build_spec(kind, real, *args, **kwargs):
-    """The spec of one load_inline / load call: every argument by name, source files read into the spec."""
-    bound = inspect.signature(real).bind(*args, **kwargs).arguments
-    bound.pop("build_directory", None), bound.pop("verbose", None)
-    if bound.get("is_standalone"):
-        raise RuntimeError("cudal1: load(is_standalone=True) builds an executable; the evaluator serves libraries only")
-    if kind == "load":
-        paths = [bound.pop("sources")] if isinstance(bound.get("sources"), str) else list(bound.pop("sources"))
-        bound["files"] = [(Path(p).name, Path(p).read_text()) for p in paths]
-    return {"kind": kind, "args": bound}
-
-
-def _library(spec, folder):
-    """Load a built library as torch does after a build: a Python module, or torch.ops registrations (its path)."""
-    name, python = spec["args"]["name"], spec["args"].get("is_python_module", True)
-    path = str(Path(folder) / f"{name}.so")
-    if not python:
-        torch.ops.load_library(path)
-        return path
-    found = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(found)
-    found.loader.exec_module(mod)
-    return mod
-
-
-def _compile(spec, folder):
-    """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does."""
-    from torch.utils import cpp_extension as ce
-    args = dict(spec["args"])
-    folder.mkdir(parents=True, exist_ok=True)
-    if spec["kind"] == "load":
-        (folder / "src").mkdir(exist_ok=True)
-        args["sources"] = [str(folder / "src" / n) for n, _ in args.pop("files")]
-        for path, (_, text) in zip(args["sources"], spec["args"]["files"]):
-            Path(path).write_text(text)
-    ce._import_module_from_library = lambda *a: None  # compile only: this process never runs the candidate's code
+    def builds(spec):  # a worker's build request: the caller runs it outside the sandbox
+        out.send(("build", spec))
+        return out.recv()
+    ref, cand = (_Remote(c, role, o.call_timeout_s, builds)
+                 for c, role in ((ref_conn, "reference"), (cand_conn, "candidate")))
     try:
-        fn = ce.load if spec["kind"] == "load" else ce.load_inline
-        getattr(fn, "__wrapped__", fn)(build_directory=str(folder), **args)  # torch's own, not _serve_builds
-    except Exception as e:  # remembered: the same spec asked again (by its worker, after a prebuild) fails at once
-        (folder / "failed").write_text(f"Error building extension '{spec['args']['name']}': {_short(e)}")
-        raise
-    (folder / "built").write_text(json.dumps(spec["args"]["name"]))
+        res = judge(ref, cand, ref_src, cand_src, device, o, env, logdir)
+    except Verdict as v:
+        res = Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
+    except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
+        res = Result("runtime_error", reason=f"reference: {_describe(e)}", check="reference")
+    for conn in (ref_conn, cand_conn):
+        conn.close()
+    out.send(("result", res.to_dict()))
+
+
+def _quiet_broken_pipes(kind, value, tb):
+    """sys.excepthook for the judge: a worker killed while taking shared tensors breaks the connection of the thread
+    that hands them over (multiprocessing's resource_sharer, which prints through this hook); that is the worker's
+    verdict, not a harness error."""
+    if not issubclass(kind, (BrokenPipeError, ConnectionResetError)):
+        sys.__excepthook__(kind, value, tb)
+
+
+def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
+    """Run one evaluation (inside the judge process) and return a Result; raises Verdict on failure. In order: both
+    sides set up (the reference run once here first), the correctness gate, the phase probe, the profile, the timed
+    rounds, the charge."""
+    phases, t0 = {}, _perf()
+
+    def lap(name):  # seconds spent in each phase of the evaluation, for the caller's breakdown
+        nonlocal t0
+        phases[name], t0 = round(_perf() - t0, 3), _perf()
+    s, checks, model64, hold = _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir)
+    lap("setup")
+    tols, worst = _correctness_gate(s, checks, model64, o)
+    _phase_probe(s, checks[-1][1], tols)
+    lap("check")
+    kind, note = _profile(s, cand_src, hold)
+    lap("profile")
+    clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else barely_timed(o), hold, tols,
+                          len(checks))
+    s.audit()
+    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
+                                                      (o.worker_overhead_slack, o.judge_overhead_slack))
+    lap("time")
+    return Result("ok", reason=note, correct=True, speedup=ref_ms / cand_ms, ref_ms=ref_ms, cand_ms=cand_ms,
+                  ref_spread=ref_spread, cand_spread=cand_spread, same_as_reference=kind == "reference_ops",
+                  speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]),
+                  samples=clock if o.keep_samples else None, phases=phases)
+
+
+@dataclass
+class _Sides:
+    """What the judge holds of one evaluation: both workers with their process groups, input buffers (two sets per
+    side) and output buffers, the audits' baselines, and what the checks learn on the way."""
+    w: dict                  # {"ref": _Remote, "cand": _Remote}
+    pid: dict                # process-group leaders
+    stage: dict              # per side: its two input buffer sets
+    recv: dict               # per side: its output buffers
+    digest: dict             # per side: the harness baselines taken before any task code
+    ref_mod: types.ModuleType
+    device: str
+    idx: list = field(default_factory=list)   # per output: positions its fingerprints sample
+    seen: list = field(default_factory=list)  # fingerprints of every answer so far (output_replay)
+
+    def call(self, side, b, xs, where, probe=True):
+        """One untimed call; its inputs written, as for a timed one, while the side is stopped; then the judge checks
+        the inputs are intact."""
+        w, is_ref = self.w[side], side == "ref"
+        _write_stopped(self.pid[side], self.stage[side][b], xs, self.device)
+        _, _, alias, started = w("run", b, probe)
+        if not _intact(self.stage[side][b], xs):
+            who = "the reference modifies its inputs; fix the task" if is_ref else "the candidate modified its inputs"
+            raise Verdict("runtime_error" if is_ref else "rejected", "reference" if is_ref else "input_mutation",
+                          f"{who} ({where})")
+        if alias:
+            raise w._fail("rejected", "output_storage", "the output shares storage with an input; return a new tensor")
+        return started
+
+    def verdict_on(self, j, c, want, tol, where, started):
+        """The miss of output j against want (None if it matches); raise if the miss is an earlier call's answer or
+        comes with threads the call left running (work meant to finish in the background)."""
+        bad = _mismatch(c, want, tol)
+        if bad and bad[0] == "values" and _replays(c, want, self.idx[j], [fp[j] for fp in self.seen], tol):
+            raise Verdict("rejected", "output_replay", f"{where} got the answer of an earlier call")
+        if bad and started:
+            raise Verdict("rejected", "background_thread", f"{where}: the output was incomplete when forward returned "
+                          f"({bad[1]}) and {started} thread(s) forward started were still running")
+        return bad
+
+    def audit(self):
+        if self.w["cand"]("audit") != self.digest["cand"]:
+            raise Verdict("rejected", "monkeypatch", "the harness' baselines in the candidate's process were changed")
+        _audit_processes(self.pid["cand"])
+
+
+def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir):
+    """(_Sides, the correctness gate's input sets, the float64 reference or None, timed behind a GPU hold): the
+    workers prepare their harness while the judge runs the reference once itself (its output spec, whether it is
+    deterministic); then each side gets its own buffers and builds its model, and a first audit follows."""
+    ref_mod = _exec_module(ref_src, "reference", Path(logdir) / "reference_judge.py")
+    init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
+    consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
+    cand_pid, ref_pid = cand("pid"), ref("pid")  # process-group leaders, asked before any task code runs
+    cand.pid = cand_pid
+    cand.send("prepare", env), ref.send("prepare", env)  # both start their harness while the judge works
+    torch.manual_seed(init_seed)
+    model = ref_mod.Model(*init_args).to(device)
+    gen = torch.Generator(device=device).manual_seed(secrets.randbits(62))
+    pool = [_make_inputs(ref_mod, device, secrets.randbits(62)) for _ in range(2)]
+    spec = _check_reference(model, pool[0], o)
+    try:
+        model64 = model.double()
+    except RuntimeError:
+        model64 = None
+    checks = [("task", pool[0]), ("task", pool[1]), ("wide", _vary(pool[0], "wide", gen)),
+              ("edge", _vary(pool[1], "edge", gen))]
+    digest = {"cand": cand.reply(), "ref": ref.reply()}  # the audits' baselines, taken before any task code
+    bufs = {"ref": _side_buffers(pool[0], spec, device), "cand": _side_buffers(pool[0], spec, device)}
+    s = _Sides(w={"ref": ref, "cand": cand}, pid={"ref": ref_pid, "cand": cand_pid},
+               stage={k: b[0] for k, b in bufs.items()}, recv={k: b[1] for k, b in bufs.items()},  # own memory
+               digest=digest, ref_mod=ref_mod, device=device)
+    for side, (_, _, payload, fd) in bufs.items():
+        _send_buffers(s.w[side], payload, fd)
+    cand.send("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdir, True)  # both set up at once
+    ref.send("setup", ref_src, "Model", init_args, init_seed, {}, env, logdir, False)
+    ref.reply()
+    cand.reply(o.build_timeout_s)
+    s.audit()  # what importing and constructing the candidate changed, before it is ever called
+    hold = ref("held") and cand("held")  # timed calls behind a GPU hold on both sides or on neither
+    s.idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in s.recv["ref"]]
+    return s, checks, model64, hold
+
+
+def _correctness_gate(s, checks, model64, o):
+    """(tolerance per output, worst error in units of it) after 4 input sets of 3 distributions, the tolerance
+    calibrated against float64 and capped; a miss is wrong_output (or a named cheat)."""
+    recv = s.recv
+    tols, worst = [0.0] * len(recv["ref"]), 0.0
+    for i, (kind, xs) in enumerate(checks):
+        where = f"input set {i + 1}"
+        s.call("ref", 0, xs, where)
+        want = _oracle(model64, xs) or [r.double() for r in recv["ref"]]
+        started = s.call("cand", 0, xs, where)
+        for j, (r, c, w) in enumerate(zip(recv["ref"], recv["cand"], want)):
+            tol = _tolerance(r, w, o, where)
+            tols[j] = max(tols[j], tol)
+            exact = not c.is_floating_point()
+            bad = s.verdict_on(j, c if exact else c.double(), r if exact else w, tol, where, started)
+            if bad:
+                s.audit()  # a wrong answer after changing global flags or patching torch is named for that
+                raise Verdict("wrong_output", bad[0], f"{bad[1]} on {where} ({kind} distribution)"
+                              + (f", output {j}" if len(recv["ref"]) > 1 else ""))
+            worst = max(worst, _err(c, w) / tol if tol else 0.0)
+        s.seen.append(_fingerprint(recv["ref"], s.idx))
+    s.audit()
+    return tols, worst
+
+
+def _phase_probe(s, xs, tols):
+    """In eval mode the candidate must still match where the reference does not care about the mode."""
+    ref, cand, recv = s.w["ref"], s.w["cand"], s.recv
+    train_out = [r.clone() for r in recv["ref"]]
+    ref("mode", False), s.call("ref", 0, xs, "eval mode")
+    if all(_mismatch(a, b, t) is None for a, b, t in zip(recv["ref"], train_out, tols)):
+        cand("mode", False), s.call("cand", 0, xs, "eval mode")
+        bad = next((m for m in map(_mismatch, recv["cand"], train_out, tols) if m), None)
+        if bad:
+            raise Verdict("rejected", "phase_branch", f"output depends on self.training although the reference's does "
+                          f"not: {bad[1]} in eval mode")
+        cand("mode", True)
+    ref("mode", True)
+
+
+def _profile(s, cand_src, hold):
+    """(speedup kind, the result's note): the candidate's own kernel, library calls, or the reference's own ops."""
+    cuda = s.device.startswith("cuda")
+    profs = s.w["ref"]("profile", 0), s.w["cand"]("profile", 0)
+    if "error" in profs[1] and "error" not in profs[0]:
+        raise Verdict("rejected", "phase_branch", f"forward failed only while profiled: {profs[1]['error']}")
+    errors = [p["error"] for p in profs if "error" in p]
+    kind = f"unknown ({errors[0]})" if errors else speedup_kind(*profs, cand_src, cuda)
+    note = ("custom kernel built but never ran; " if profs[1]["has_ext"] and kind != "custom_kernel" else "")
+    if cuda and not hold:
+        note += "timed without the GPU hold (no Triton?): the CPU's launch latency is included; "
+    return kind, note
+
+
+def _timed_rounds(s, o, hold, tols, n_checks):
+    """{side: [(precise, worker's, judge's ms)]}: warm-up, then paired rounds in random order, each with inputs
+    drawn afresh from the task's get_inputs() and a secret seed, written into the side's own buffers inside its
+    clock, while the other side is stopped; every output checked."""
+    rng, (ref, cand), recv = random.Random(secrets.randbits(64)), (s.w["ref"], s.w["cand"]), s.recv
+    clock, k = {"ref": [], "cand": []}, 0
+    while True:
+        timed = k >= o.warmup
+        n = len(clock["ref"])
+        spent = min(sum(j for *_, j in c) for c in clock.values())
+        if n >= o.max_rounds or (n >= o.min_rounds and (spent >= o.time_budget_s * 1e3 or
+                                                         _precise_enough(clock, o.precision))):
+            return clock
+        b, xs = k % 2, _make_inputs(s.ref_mod, s.device, secrets.randbits(62))
+        got, flags = {}, {}
+        for side in rng.sample(["ref", "cand"], 2):
+            other = s.pid["cand" if side == "ref" else "ref"]
+            _signal_group(other, signal.SIGSTOP)  # the other side cannot run
+            try:
+                ms, *flags[side] = _timed(s.w[side], s.pid[side], s.stage[side][b], xs, b, hold, s.device)
+            finally:
+                _signal_group(other, signal.SIGCONT)
+            got[side] = [r.clone() for r in recv[side]]  # the answer as it stood when the clock stopped
+            if timed:
+                clock[side].append(ms)
+        where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
+        if not (_intact(s.stage["cand"][b], xs) and _intact(s.stage["ref"][b], xs)):  # the reference was checked
+            raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
+        (alias, started), ref_alias = flags["cand"], flags["ref"][0]
+        if alias or ref_alias:
+            raise (cand if alias else ref)._fail("rejected", "output_storage", "the output shares storage with an "
+                                                 "input; return a new tensor")
+        if not all(_same(a, r) for a, r in zip(got["cand"], recv["cand"])):
+            raise Verdict("rejected", "background_thread", f"the output changed after the call answered ({where})")
+        for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
+            bad = s.verdict_on(j, c, r, 2 * t, where, started)
+            if bad:
+                raise Verdict("rejected", "phase_branch", f"correct on the {n_checks} correctness calls but wrong "
+                              f"on {where} ({bad[1]}): phase-dependent output or a race")
+        s.seen.append(_fingerprint(got["ref"], s.idx))
+        k += 1
+
+
+def _precise_enough(clock, precision):
+    """Is the speedup known within +-precision? 95% confidence from the rounds' paired log ratios of the precise
+    clocks (1.96 x their standard error); precision 0: never (the time budget and max_rounds decide)."""
+    if not precision or len(clock["ref"]) < 2:
+        return False
+    r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
+    return 1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)
+
+
+def _timed(w, pgid, stage, xs, b, hold, device):
+    """((precise ms, worker's ms, judge's ms), output aliases an input, threads it left running) for one timed call.
+    The side's process group is stopped while the judge sends the call and then writes its inputs (nothing of this
+    call's content existed anywhere before), so when it resumes the call is already waiting: a thread of the side
+    sees the inputs only as its worker starts forward (a dispatch, ~10-50 us on an idle machine). The judge's clock
+    runs from before the send to the answer, when the output is checked and in the judge's buffers."""
+    if device.startswith("cuda"):
+        w("prep")  # L2 flush, untimed: the buffers still hold the last call's inputs
+    t0 = _perf()
+    _write_stopped(pgid, stage, xs, device, before=lambda: w.send("run", b, False, hold))
+    precise, ms, alias, started = w.reply()
+    return (precise, ms, (_perf() - t0) * 1e3), alias, started
+
+
+def _write_stopped(pgid, stage, xs, device, before=None):
+    """Write a call's inputs into the side's buffers while its process group is stopped (before(), e.g. sending a
+    timed call, runs first, so that the call is waiting when the side resumes), then let the side go on."""
+    _stop_group(pgid)
+    if before:
+        before()
+    _fill(stage, xs)
+    _device_sync(device)
+    _signal_group(pgid, signal.SIGCONT)
+
+
+def _audit_processes(cand_pid):
+    """Processes the candidate started that still run (or a fork it asked of the forkserver) are background work."""
+    refused = _refusal(cand_pid)  # a process of its group asked the forkserver for one (the candidate lived on)
+    if refused:
+        raise refused
+    try:
+        kids = [p for t in Path(f"/proc/{cand_pid}/task").glob("*/children") for p in t.read_text().split()]
+    except PermissionError:  # the judge holds no CAP_SYS_PTRACE (_seal): the candidate made itself non-dumpable
+        raise Verdict("rejected", "background_process", "the candidate's process hides what it started "
+                      "(it made itself non-dumpable)") from None
+    kids += [p for p in _group(cand_pid) if p not in kids and p != str(cand_pid)]  # orphans (_stay_in_group)
+    if kids:
+        try:
+            cmd = Path(f"/proc/{kids[0]}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+        except OSError:  # it ended meanwhile
+            cmd = "?"
+        raise Verdict("rejected", "background_process", f"the candidate started {len(kids)} process(es) that are "
+                      f"still running (first: {cmd.strip()!r}); all work must finish inside forward")
+
+
+class _Remote:
+    """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict; build requests
+    in between are passed to `builds` (the caller runs them outside the sandbox) and their time is not the call's."""
+
+    def __init__(self, conn, role, timeout, builds):
+        self.conn, self.role, self.timeout, self.builds, self.pid = conn, role, timeout, builds, None
+
+    def send(self, *msg):
+        try:
+            self.conn.send(msg)
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            raise self._fail("runtime_error", "crash", f"the {self.role} process died before '{msg[0]}'") from None
+        self.last = msg[0]
+
+    def reply(self, timeout=None):
+        t = timeout or self.timeout
+        while True:
+            if not self.conn.poll(t):
+                raise self._fail("timeout", "timeout", f"no answer within {t:.0f} s to '{self.last}'")
+            try:
+                ans = self.conn.recv()
+            except (EOFError, ConnectionResetError, OSError):
+                raise self._fail("runtime_error", "crash", f"the {self.role} process died during '{self.last}'") \
+                    from None
+            if ans[0] != "build":
+                break
+            self.conn.send(self.builds(ans[1]))
+        if ans[0] != "ok":
+            raise self._fail(*ans[1:])
+        return ans[1]
+
+    def __call__(self, *msg, timeout=None):
+        self.send(*msg)
+        return self.reply(timeout)
+
+    def _fail(self, status, check, reason):
+        if self.role == "reference":  # never blame the candidate for the reference's failure
+            return Verdict("runtime_error", "reference", f"the reference failed ({status}/{check}): {reason}")
+        refused = check == "crash" and self.pid and _refusal(self.pid)
+        if refused:
+            return refused
+        return Verdict(status, check, reason)
+
+
+def _stop_group(pgid):
+    """SIGSTOP a worker's group and wait (up to 50 ms) until its worker's threads have stopped: kill() returns before
+    a thread running on another core has, and the judge is about to write that side's inputs."""
+    _signal_group(pgid, signal.SIGSTOP)
+    deadline = _perf() + 0.05
+    while _perf() < deadline:
+        try:
+            states = [Path(t, "stat").read_text().rsplit(")", 1)[1].split()[0] for t in
+                      Path(f"/proc/{pgid}/task").iterdir()]
+        except (OSError, IndexError):  # gone, or a thread ended while read: its next answer says how
+            return
+        if all(s in "tTXZ" for s in states):
+            return
+
+
+def _signal_group(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:  # that worker is gone; its own next answer says how
+        pass
+
+
+def _make_inputs(mod, device, seed):
+    """The task's own inputs from a secret seed, made on the device (factory calls inside get_inputs go there)."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        xs = mod.get_inputs()
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def _side_buffers(like, spec, device):
+    """One side's buffers: two lists of forward arguments shaped like `like` and one output buffer per (shape,
+    dtype) of spec. Returns (stage, recv, what the worker's `buffers` takes, the memfd to send after it or None).
+    On CPU they live in one unnamed memfd (no name in /dev/shm, no resource_sharer socket: only the processes it is
+    sent to can map it); on CUDA they are device tensors, which travel as IPC handles."""
+    metas = [(tuple(x.shape), tuple(x.stride()), x.dtype) for x in like if isinstance(x, torch.Tensor)] * 2
+    metas += [(tuple(s), tuple(torch.empty(s, device="meta").stride()), d) for s, d in spec]
+    template = [None if isinstance(x, torch.Tensor) else x for x in like]
+    if device.startswith("cuda"):
+        tensors = [torch.empty_strided(sh, st, dtype=dt, device=device) for sh, st, dt in metas]
+        return (*_unpack(template, tensors), (template, tensors), None)
+    import mmap
+    layout, off = [], 0
+    for sh, st, dt in metas:
+        layout.append((off, sh, st, dt))
+        off += -(-_nbytes(sh, st, dt) // 64) * 64  # 64-byte aligned
+    fd = os.memfd_create("cudal1", os.MFD_CLOEXEC)
+    os.ftruncate(fd, max(1, off))
+    tensors = _views(mmap.mmap(fd, max(1, off)), layout)
+    return (*_unpack(template, tensors), (template, layout), fd)
+
+
+def _send_buffers(w, payload, fd):
+    from multiprocessing.reduction import send_handle
+    w.send("buffers", *payload)
+    if fd is not None:
+        send_handle(w.conn, fd, 0)
+        os.close(fd)
+    w.reply()
+
+
+def _vary(xs, kind, gen):
+    """New content, same shapes: 'wide' (each float x4..x16), 'edge' (5% zeros, 1% x64, and one whole row of zeros,
+    where a missing eps shows). Factors are positive: non-negative inputs stay so."""
+    out = []
+    for x in xs:
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
+            out.append(x)
+            continue
+        u = torch.rand(x.shape, generator=gen, device=x.device)
+        y = {"wide": lambda: x * (4 + 12 * u),
+             "edge": lambda: torch.where(u < 0.05, torch.zeros_like(x), torch.where(u > 0.99, x * 64, x))}[kind]()
+        if kind == "edge" and y.dim() >= 2 and y.shape[-1] > 1:
+            rows = y.reshape(-1, y.shape[-1])  # a view: zero one row along the last dim
+            rows[int(torch.randint(0, rows.shape[0], (1,), generator=gen, device=y.device))] = 0
+        out.append(y.to(x.dtype))
+    return out
+
+
+def _fill(stage, xs):
+    for s, x in zip(stage, xs):
+        if isinstance(s, torch.Tensor):
+            s.copy_(x)
+
+
+def _intact(stage, xs):
+    return all(_same(s, x) for s, x in zip(stage, xs) if isinstance(s, torch.Tensor))
+
+
+# ---------------------------------------------------------------------------- numerics: tolerance, oracle, the charge
+
+def _err(x, o):
+    """Worst |x - o| / (rms(o) + |o|) over the finite entries of o, in the wider of their dtypes (fp32 at least:
+    near values subtract exactly, so fp32 is enough against an fp32 answer, and a float64 oracle stays float64)."""
+    fin = torch.isfinite(o)
+    if not fin.all():  # masking copies: only when some entry is not finite
+        if not fin.any():
+            return 0.0
+        x, o = x[fin], o[fin]
+    dtype = torch.promote_types(torch.promote_types(x.dtype, o.dtype), torch.float32)
+    x, o = x.to(dtype), o.to(dtype)
+    return _rel_err(x, o, _rms(o))
+
+
+def _rel_err(x, o, rms):
+    return float(((x - o).abs() / (rms + o.abs() + 1e-30)).max())
+
+
+def _rms(o):
+    big = o.abs().amax().clamp_min(1e-30)
+    return big * (o / big).pow(2).mean().sqrt()  # scaled: squares of huge fp32 values would overflow
+
+
+def _mismatch(c, o, tol):
+    """None if c matches o within tol, else (check, description). NaN/Inf must sit where o has them."""
+    if not o.is_floating_point():
+        return None if torch.equal(c, o) else ("values", f"{int((c != o).sum())} of {o.numel()} entries differ")
+    fo, fc = torch.isfinite(o), torch.isfinite(c)
+    if not torch.equal(fo, fc) or (not fo.all() and not _same(c[~fo], o[~fo])):
+        return ("nonfinite", f"NaN/Inf at {int((fo != fc).sum())} positions where the reference differs")
+    err = _err(c, o)
+    return None if err <= tol else ("values", f"max error {err:.2e} > tolerance {tol:.1e} (relative to RMS + |ref|)")
+
+
+def _oracle(model64, xs):
+    """The reference in float64 (None if the model cannot run in float64)."""
+    if model64 is None:
+        return None
+    prev = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        out = model64(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs])
+        return [o.double() for o in _flatten(out)]
+    except RuntimeError:
+        return None
+    finally:
+        torch.set_default_dtype(prev)
+
+
+def _check_reference(model, xs, o):
+    """The reference's output spec [(shape, dtype)], after two calls on the same inputs gave the same outputs: a
+    stochastic reference (dropout in training mode, random ops) would calibrate any tolerance, so it is refused."""
+    a, b = (_flatten(model(*xs)) for _ in range(2))
+    for x, y in zip(a, b):
+        floor = LOW_PRECISION_TOL.get(x.dtype, o.tol)
+        if not (torch.equal(x, y) if not x.is_floating_point() else _mismatch(y, x, floor) is None):
+            raise Verdict("runtime_error", "reference", "the reference is not deterministic: two calls on the same "
+                          "inputs differ (dropout in training mode or random ops in forward); make it deterministic")
+    return [(tuple(x.shape), x.dtype) for x in a]
+
+
+def _tolerance(r, want, o, where):
+    """The tolerance for one output: slack x the reference's own error against float64, at least the dtype's floor,
+    at most o.tol_ceiling; a reference that is non-finite where float64 is finite (it overflows) is refused."""
+    if not r.is_floating_point():
+        return 0.0
+    if bool((~torch.isfinite(r) & torch.isfinite(want)).any()):
+        raise Verdict("runtime_error", "reference", f"the reference overflows on {where}: non-finite outputs where "
+                      "float64 is finite; no tolerance is meaningful there")
+    own = _err(r, want)
+    if own > o.tol_ceiling:
+        raise Verdict("runtime_error", "reference", f"the reference's own error against float64 is {own:.2e} on "
+                      f"{where}, above the tolerance ceiling {o.tol_ceiling:g}")
+    return min(max(LOW_PRECISION_TOL.get(r.dtype, o.tol), o.tol_slack * own), o.tol_ceiling)
+
+
+def _fingerprint(outs, idx):
+    """Per output: its entries at the sampled positions and the RMS of its finite entries (_err's scale)."""
+    fps = []
+    for o, i in zip(outs, idx):
+        o = o.detach().flatten().to(torch.promote_types(o.dtype, torch.float32))
+        fin = o if bool(torch.isfinite(o).all()) else o[torch.isfinite(o)]
+        fps.append((o[i].double(), float(_rms(fin)) if fin.numel() else 0.0))
+    return fps
+
+
+def _replays(c, want, idx, earlier, tol):
+    """Is this wrong output (on the sampled entries) an earlier call's answer, within the tolerance, and not this
+    call's? Twice the tolerance: the earlier answers are the reference's own outputs, which sit up to one tolerance
+    from the float64 answer the candidate is checked against. (A replay need not repeat the earlier answer bit for
+    bit: a CUDA graph replaying its first input rounds differently from the reference's eager kernels.)"""
+    now = c.flatten()[idx].double()
+    return (_rel_err(now, *_fingerprint([want], [idx])[0]) > 2 * tol
+            and any(_rel_err(now, *fp) <= 2 * tol for fp in earlier))
+
+
+def _spread(xs):
+    q = torch.tensor(xs, dtype=torch.float64).quantile(torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
+    return float((q[2] - q[0]) / q[1]), float(q[1])
+
+
+def charge(clock, slack=0.02, rel=(0.05, 0.03)):
+    """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's ms) per timed call.
+
+    The reference costs the median of its precise clock: CUDA events on forward's stream from the end of the hold
+    (GPU time), or on CPU the host's clock around forward. The candidate costs the larger of its precise clock and
+    two bounds, one per wider clock: the worker's (forward to the end of the copy-out: side streams and work hidden
+    in the harness) and the judge's (from before it writes the inputs to the answer: everything, and no code of the
+    candidate's can touch it). A bound is the candidate's median on that clock less the reference's median overhead
+    there (the part of the wider clock beyond the precise one) less an allowance for noise, the largest of: `slack`
+    x the reference's time; rel[clock] x that overhead (two processes running the same code differ there by up to
+    ~5% of the worker's overhead and ~3% of the judge's: on an H200 up to 48 us of ~0.8 ms and 70 us of ~1.9 ms,
+    bench/RESULTS.md); what that clock cannot resolve (3 x the IQR of the reference's overhead there /
+    sqrt(rounds)). Hidden work under the allowance is free; forged precise or worker clocks leave the judge's.
+
+    >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
+    (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
+    """
+    med, ref, cand = statistics.median, clock["ref"], clock["cand"]
+    ref_ms, bounds = med(e for e, _, _ in ref), []
+    for c, share in zip((1, 2), rel):  # the worker's clock, the judge's
+        over = torch.tensor([x[c] - x[0] for x in ref], dtype=torch.float64)
+        q = over.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
+        allow = max(slack * ref_ms, share * med(over.tolist()), 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
+        bounds.append(med(x[c] for x in cand) - med(over.tolist()) - allow)
+    cand_ms = max(med(e for e, _, _ in cand), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
+    return ref_ms, cand_ms, _spread([e for e, _, _ in ref])[0], _spread([e for e, _, _ in cand])[0]
+
+
+def speedup_kind(ref_prof, cand_prof, cand_src, cuda):
+    """'custom_kernel' if code built from the candidate's own source ran (a __global__ or @triton.jit kernel of its
+    source on the GPU; a call into its C++ extension on the CPU), 'reference_ops' if it ran exactly the reference's
+    aten ops, else 'framework_ops' (library and framework calls only)."""
+    own = set(re.findall(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", cand_src))
+    own |= set(re.findall(r"@triton\.jit[^\n]*\n\s*def\s+(\w+)", cand_src))
+    ran = any(re.search(rf"\b{k}(?:_[0-9d]+)?\b", n) for n in cand_prof["kernels"] for k in own)  # Triton: name_0d1d
+    spaces = set(re.findall(r"TORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*(\w+)", cand_src))
+    ops = any(n.split("::")[0] in spaces for n in cand_prof.get("other_ops", ()))
+    if ran or (not cuda and (cand_prof["ext_calls"] or ops)):
+        return "custom_kernel"
+    return "reference_ops" if cand_prof["ops"] == ref_prof["ops"] else "framework_ops"
 
 
 # ---------------------------------------------------------------------------- worker: runs Model or ModelNew
 
-
-def _exec_module(src, name, path):
-    """Run source as a fresh module of its own (never in another module's namespace)."""
-    mod = types.ModuleType(name)
-    mod.__file__ = str(path)
-    sys.modules[name] = mod  # pickling, dataclasses and torch.compile look modules up by name
-    linecache.cache[str(path)] = (len(src), None, src.splitlines(True), str(path))  # inspect.getsource (Triton)
-    exec(compile(src, str(path), "exec"), mod.__dict__)
-    return mod
-
-
-def _describe(e):
-    """The exception first (what a model can learn from), then the innermost frames."""
-    frames = traceback.format_tb(e.__traceback__)[-3:]
-    return _short(f"{type(e).__name__}: {e}\n" + "".join(frames), lines=14)
-
-
-def _is_const(v):
-    return isinstance(v, (bool, int, float, str)) or (isinstance(v, (tuple, list)) and all(map(_is_const, v)))
-
-
-def _same(a, b):
-    """Bitwise-equal values, NaN equal to NaN."""
-    if a.is_floating_point() or a.is_complex():
-        return bool(((a == b) | (a.isnan() & b.isnan())).all())
-    return torch.equal(a, b)
-
-
-def _watched():
-    """name -> (object, whether added attributes count too) for the namespaces a candidate must leave alone."""
-    return {"torch": (torch, False), "torch.nn.functional": (torch.nn.functional, False), "torch._C": (torch._C, False),
-            "torch.cuda": (torch.cuda, False), "time": (time, False), "torch.Tensor": (torch.Tensor, True),
-            "torch.nn.Module": (torch.nn.Module, True), "harness": (sys.modules[__name__], False),
-            "Worker": (Worker, True), "builtins": (builtins, False), "Connection": (_mpc.Connection, True),
-            "_ConnectionBase": (_mpc._ConnectionBase, True),  # the worker's replies travel through these
-            **({"torch._C._CudaEventBase": (_Event, True)} if _Event else {})}
-
-
-def _attr_ids():
-    return {name: ({k: id(v) for k, v in list(vars(obj).items())}, strict)
-            for name, (obj, strict) in _watched().items()}
-
-
-def _patched(before):
-    """Watched attributes replaced, deleted, or (on classes) callables added since `before`. A replacement defined in
-    torch's own files is torch patching itself (torch.compile wraps nn.Module.__init__, dynamo torch.manual_seed)."""
-    bad = []
-    for name, (obj, strict) in _watched().items():
-        ids, now = before[name][0], dict(vars(obj))
-        for k, v in now.items():
-            if ((k in ids and ids[k] != id(v)) or (strict and k not in ids and callable(v))) and not _torch_own(v):
-                bad.append(f"{name}.{k}")
-        bad += [f"{name}.{k}" for k in ids.keys() - now.keys()]
-    return bad
-
-
-_TORCH_CODE, _TORCH_MODS = {}, set()  # id -> code object of torch's functions before any candidate code; modules seen
-
-
-def _torch_code():
-    """Record the code objects of torch's loaded modules (their functions, classes' methods, nested code). A later
-    replacement counts as torch patching itself only if its code is one of these: a file name proves nothing
-    (compile() sets any), an object that existed before the candidate does."""
-    def codes(v):  # exact types only: isinstance would read __class__, which some lazy objects warn about
-        v = v.__func__ if type(v) in (staticmethod, classmethod) else v
-        fns = (v.fget, v.fset, v.fdel) if type(v) is property else (v,)
-        return [f.__code__ for f in fns if type(f) is types.FunctionType]
-    todo = []
-    for name, mod in list(sys.modules.items()):
-        if name.split(".")[0] == "torch" and type(mod) is types.ModuleType and name not in _TORCH_MODS:
-            _TORCH_MODS.add(name)
-            for v in list(vars(mod).values()):
-                todo += [c for a in list(vars(v).values()) for c in codes(a)] if issubclass(type(v), type) else codes(v)
-    while todo:
-        c = todo.pop()
-        if isinstance(c, types.CodeType) and id(c) not in _TORCH_CODE:
-            _TORCH_CODE[id(c)] = c  # held: ids stay unique
-            todo += c.co_consts
-
-
-def _torch_own(v):
-    """Is v a function whose code torch had before the candidate ran (torch patching itself)?"""
-    v = getattr(v, "__func__", v) if isinstance(v, (types.MethodType, staticmethod, classmethod)) else v
-    code = v.__code__ if isinstance(v, types.FunctionType) else None
-    return code is not None and _TORCH_CODE.get(id(code)) is code
-
-
-def _serve_builds(worker, local):
-    """Answer load_inline / load in this process (before any candidate code): local (a build process) compiles here,
-    else the worker asks the judge for the build; both then load the library from its spec's folder."""
-    from torch.utils import cpp_extension as ce
-    real = {"load_inline": ce.load_inline, "load": ce.load}
-
-    def served(kind):
-        def call(*args, **kwargs):
-            spec = _build_spec(kind, real[kind], *args, **kwargs)
-            folder = _spec_dir(spec, worker.device)
-            if (folder / "failed").exists():
-                raise RuntimeError((folder / "failed").read_text())
-            if not (folder / "built").exists():
-                _compile(spec, folder) if local else worker.request_build(spec)
-            lib = _library(spec, folder)
-            worker.exts.append(lib)
-            return lib
-        call.__name__, call.__doc__, call.__wrapped__ = kind, real[kind].__doc__, real[kind]
-        return call
-    ce.load_inline, ce.load = served("load_inline"), served("load")
-
-
-def _as_verdict(e, status, check, prefix=""):
-    """A candidate's exception as a verdict; a failed build (in whatever call it happened) is a compile_error."""
-    if isinstance(e, RuntimeError) and "Error building extension" in str(e):
-        return Verdict("compile_error", "build", _short(e))
-    return Verdict(status, check, prefix + _describe(e))
-
-
-_CUDART = []  # the CUDA runtime torch loaded, found once (before any candidate code runs in the worker)
-
-
-def _cudart():
-    """ctypes handle on the libcudart this process mapped (for the L2 calls torch does not expose), or None."""
-    if not _CUDART:
-        maps = Path("/proc/self/maps").read_text().splitlines() if sys.platform == "linux" else []
-        paths = [ln.split()[-1] for ln in maps if "libcudart" in ln]
-        _CUDART.append(ctypes.CDLL(paths[0]) if paths and torch.cuda.is_initialized() else None)
-    return _CUDART[0]
-
-
-def _persisting_l2():
-    """Bytes of L2 set aside for persisting accesses (cudaLimitPersistingL2CacheSize): a carve-out survives the
-    flush before every timed call, so a candidate that sets one is changing a global setting."""
-    size, rt = ctypes.c_size_t(), _cudart()
-    if rt is None or rt.cudaDeviceGetLimit(ctypes.byref(size), 0x06) != 0:  # 0x06: cudaLimitPersistingL2CacheSize
-        raise RuntimeError("no CUDA runtime in this process")
-    return size.value
-
-
-HOLD_NS = 500_000  # the hold before every timed call on CUDA: longer than most forwards take to launch
-
-
-def _hold_kernel(ns):  # every thread spins on the GPU's clock for ns (made a Triton kernel by _gpu_hold)
-    t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
-    t = t0
-    while t - t0 < ns:
-        t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
-
-
-def _gpu_hold(device):
-    """fn(ns) that queues, on the current stream, a kernel holding every SM (two blocks of 1024 threads each: all
-    thread slots) for ns; None without Triton or if it fails here.
-
-    Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process
-    (the same kernel, timed from an idle GPU, varied 3-34% between fresh processes on an H200, 0.1-0.2% behind a
-    hold: bench/RESULTS.md, session 5), and, the SMs being full, no kernel the candidate puts on another stream can
-    run during it (a stream-local sleep would let an unjoined fork do its work for free)."""
-    try:
-        import triton
-        globals()["tl"] = importlib.import_module("triton.language")  # the name _hold_kernel's body uses
-        kernel = triton.jit(_hold_kernel)
-        grid = (2 * torch.cuda.get_device_properties(device).multi_processor_count,)
-
-        def hold(ns):
-            kernel[grid](ns, num_warps=32)
-        hold(HOLD_NS)  # compiles for this argument (Triton specialises ints); cached on disk after the first process
-        _device_sync(device)
-        return hold
-    except Exception:  # no Triton, or it cannot build here: timed calls start from an idle GPU, launch included
-        return None
-
-
-def _flags():
-    """Global settings that change numerics or speed; a candidate must not touch them."""
-    b = torch.backends
-    getters = {
-        "cuda.matmul.allow_tf32": lambda: b.cuda.matmul.allow_tf32, "cudnn.allow_tf32": lambda: b.cudnn.allow_tf32,
-        "cudnn.benchmark": lambda: b.cudnn.benchmark, "cudnn.deterministic": lambda: b.cudnn.deterministic,
-        "cudnn.enabled": lambda: b.cudnn.enabled, "mkldnn.enabled": lambda: b.mkldnn.enabled,
-        "fp16_reduced_precision": lambda: b.cuda.matmul.allow_fp16_reduced_precision_reduction,
-        "bf16_reduced_precision": lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction,
-        "float32_matmul_precision": torch.get_float32_matmul_precision, "num_threads": torch.get_num_threads,
-        "default_dtype": torch.get_default_dtype,
-        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled, "persisting_l2": _persisting_l2,
-    }
-    out = {}
-    for k, get in getters.items():
+def _worker_main(conn, device, logdir, role, nice=0):
+    """A worker process: answer the judge's messages until told to stop or until the first failure. nice: a build
+    process's niceness (builds alongside timed evaluations yield the cores to them)."""
+    build = role.startswith("build")
+    os.nice(nice) if nice else None
+    os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
+    _seal(secret=role == "reference")
+    _stay_in_group(group=not build)
+    fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+    if build:  # a build runs the candidate's module (prebuild) and compilers: it writes builds and its own temp files
+        own = Path(logdir, f"{role}-tmp")  # (the compilers' too: TMPDIR), not the machine's temp dir
+        own.mkdir(exist_ok=True)
+        os.environ["TMPDIR"], tempfile.tempdir = str(own), None
+        _build_root().mkdir(parents=True, exist_ok=True)
+        _landlock([str(own), "/dev", str(_build_root())])
+    worker = Worker(device, conn)
+    while True:
         try:
-            out[k] = str(get())
-        except (AttributeError, RuntimeError) as e:  # a flag this torch build does not have
-            out[k] = f"n/a ({type(e).__name__})"
-    return out
-
-
-def _nbytes(shape, stride, dtype):
-    """Bytes a strided tensor spans in its storage."""
-    return 0 if 0 in shape else (1 + sum((n - 1) * s for n, s in zip(shape, stride))) * dtype.itemsize
-
-
-def _arena_size(layout):
-    return max((off + _nbytes(sh, st, dt) for off, sh, st, dt in layout), default=0)
-
-
-def _views(mem, layout):
-    """Tensors over one shared mapping, placed as layout says: [(byte offset, shape, stride, dtype)]."""
-    base = torch.frombuffer(mem, dtype=torch.uint8)
-    return [base[off:off + _nbytes(sh, st, dt)].view(dt).as_strided(sh, st) if _nbytes(sh, st, dt) else
-            torch.empty(sh, dtype=dt) for off, sh, st, dt in layout]
-
-
-def _unpack(template, tensors):
-    """(two lists of forward arguments, output buffers) from the buffers' template: None marks a tensor's place."""
-    it = iter(tensors)
-    stage = [[next(it) if x is None else x for x in template] for _ in range(2)]
-    return stage, list(it)
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply = ("ok", getattr(worker, msg[0])(*msg[1:]))
+        except Verdict as v:
+            reply = ("fail", v.status, v.check, v.reason)
+        except (torch.cuda.OutOfMemoryError, MemoryError) as e:
+            reply = ("fail", "runtime_error", "oom", _describe(e))
+        except BaseException as e:  # the candidate's own exceptions, SystemExit included
+            text = str(e)
+            kind = ("cuda_error" if "CUDA error" in text or "illegal memory access" in text else
+                    "oom" if "can't allocate memory" in text or "out of memory" in text else "exception")
+            v = _as_verdict(e, "runtime_error", kind) if isinstance(e, Exception) else None
+            reply = ("fail", v.status, v.check, v.reason) if v else ("fail", "runtime_error", kind, _describe(e))
+        conn.send(reply)
+        if reply[0] == "fail":
+            return
 
 
 _WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "flush_buf", "hold", "attrs", "flags0", "mod",
@@ -841,6 +1477,29 @@ class Worker:
         return self.digest()
 
 
+def _exec_module(src, name, path):
+    """Run source as a fresh module of its own (never in another module's namespace)."""
+    mod = types.ModuleType(name)
+    mod.__file__ = str(path)
+    sys.modules[name] = mod  # pickling, dataclasses and torch.compile look modules up by name
+    linecache.cache[str(path)] = (len(src), None, src.splitlines(True), str(path))  # inspect.getsource (Triton)
+    exec(compile(src, str(path), "exec"), mod.__dict__)
+    return mod
+
+
+def _describe(e):
+    """The exception first (what a model can learn from), then the innermost frames."""
+    frames = traceback.format_tb(e.__traceback__)[-3:]
+    return _short(f"{type(e).__name__}: {e}\n" + "".join(frames), lines=14)
+
+
+def _as_verdict(e, status, check, prefix=""):
+    """A candidate's exception as a verdict; a failed build (in whatever call it happened) is a compile_error."""
+    if isinstance(e, RuntimeError) and "Error building extension" in str(e):
+        return Verdict("compile_error", "build", _short(e))
+    return Verdict(status, check, prefix + _describe(e))
+
+
 def _flatten(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
@@ -849,6 +1508,117 @@ def _device_sync(device):
     if device.startswith("cuda"):
         _cuda_sync()
 
+
+def _nbytes(shape, stride, dtype):
+    """Bytes a strided tensor spans in its storage."""
+    return 0 if 0 in shape else (1 + sum((n - 1) * s for n, s in zip(shape, stride))) * dtype.itemsize
+
+
+def _arena_size(layout):
+    return max((off + _nbytes(sh, st, dt) for off, sh, st, dt in layout), default=0)
+
+
+def _views(mem, layout):
+    """Tensors over one shared mapping, placed as layout says: [(byte offset, shape, stride, dtype)]."""
+    base = torch.frombuffer(mem, dtype=torch.uint8)
+    return [base[off:off + _nbytes(sh, st, dt)].view(dt).as_strided(sh, st) if _nbytes(sh, st, dt) else
+            torch.empty(sh, dtype=dt) for off, sh, st, dt in layout]
+
+
+def _unpack(template, tensors):
+    """(two lists of forward arguments, output buffers) from the buffers' template: None marks a tensor's place."""
+    it = iter(tensors)
+    stage = [[next(it) if x is None else x for x in template] for _ in range(2)]
+    return stage, list(it)
+
+
+# ---------------------------------------------------------------------------- builds: served outside the sandbox
+
+# A candidate may call load_inline / load anywhere (module level, __init__, the first forward). Its worker cannot run
+# ninja (the sandbox denies setpgid), so the harness answers those calls itself: the call's arguments become a build
+# spec, a build process outside the sandbox compiles it (never loading it: none of the candidate's code runs there)
+# into a folder named by the spec's hash, and the worker loads the library from that folder, which it cannot write.
+
+
+def _build_root():
+    return Path(os.environ.get("CUDAL1_BUILD_DIR", Path.home() / ".cache" / "cudal1" / "builds"))
+
+
+def _spec_dir(spec, device):
+    """The build folder of one spec (and torch version, device kind): a repeated build is a cache hit."""
+    text = json.dumps(spec, sort_keys=True, default=str)  # Path arguments as their text
+    key = hashlib.sha256(f"{torch.__version__}|{device.split(':')[0]}|{text}".encode()).hexdigest()[:20]
+    return _build_root() / key
+
+
+def _build_spec(kind, real, *args, **kwargs):
+    """The spec of one load_inline / load call: every argument by name, source files read into the spec."""
+    bound = inspect.signature(real).bind(*args, **kwargs).arguments
+    bound.pop("build_directory", None), bound.pop("verbose", None)
+    if bound.get("is_standalone"):
+        raise RuntimeError("cudal1: load(is_standalone=True) builds an executable; the evaluator serves libraries only")
+    if kind == "load":
+        paths = [bound.pop("sources")] if isinstance(bound.get("sources"), str) else list(bound.pop("sources"))
+        bound["files"] = [(Path(p).name, Path(p).read_text()) for p in paths]
+    return {"kind": kind, "args": bound}
+
+
+def _library(spec, folder):
+    """Load a built library as torch does after a build: a Python module, or torch.ops registrations (its path)."""
+    name, python = spec["args"]["name"], spec["args"].get("is_python_module", True)
+    path = str(Path(folder) / f"{name}.so")
+    if not python:
+        torch.ops.load_library(path)
+        return path
+    found = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(found)
+    found.loader.exec_module(mod)
+    return mod
+
+
+def _compile(spec, folder):
+    """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does."""
+    from torch.utils import cpp_extension as ce
+    args = dict(spec["args"])
+    folder.mkdir(parents=True, exist_ok=True)
+    if spec["kind"] == "load":
+        (folder / "src").mkdir(exist_ok=True)
+        args["sources"] = [str(folder / "src" / n) for n, _ in args.pop("files")]
+        for path, (_, text) in zip(args["sources"], spec["args"]["files"]):
+            Path(path).write_text(text)
+    ce._import_module_from_library = lambda *a: None  # compile only: this process never runs the candidate's code
+    try:
+        fn = ce.load if spec["kind"] == "load" else ce.load_inline
+        getattr(fn, "__wrapped__", fn)(build_directory=str(folder), **args)  # torch's own, not _serve_builds
+    except Exception as e:  # remembered: the same spec asked again (by its worker, after a prebuild) fails at once
+        (folder / "failed").write_text(f"Error building extension '{spec['args']['name']}': {_short(e)}")
+        raise
+    (folder / "built").write_text(json.dumps(spec["args"]["name"]))
+
+
+def _serve_builds(worker, local):
+    """Answer load_inline / load in this process (before any candidate code): local (a build process) compiles here,
+    else the worker asks the judge for the build; both then load the library from its spec's folder."""
+    from torch.utils import cpp_extension as ce
+    real = {"load_inline": ce.load_inline, "load": ce.load}
+
+    def served(kind):
+        def call(*args, **kwargs):
+            spec = _build_spec(kind, real[kind], *args, **kwargs)
+            folder = _spec_dir(spec, worker.device)
+            if (folder / "failed").exists():
+                raise RuntimeError((folder / "failed").read_text())
+            if not (folder / "built").exists():
+                _compile(spec, folder) if local else worker.request_build(spec)
+            lib = _library(spec, folder)
+            worker.exts.append(lib)
+            return lib
+        call.__name__, call.__doc__, call.__wrapped__ = kind, real[kind].__doc__, real[kind]
+        return call
+    ce.load_inline, ce.load = served("load_inline"), served("load")
+
+
+# ---------------------------------------------------------------------------- sandbox: seal, forkserver, seccomp
 
 # capabilities that let a process read another's memory or open its files (ptrace, /proc/PID/mem, fd and
 # map_files, /dev/mem, kernel modules, BPF and perf probes): numbers from linux/capability.h
@@ -925,7 +1695,9 @@ def _refusal(pgid):
 # scheduling or limits, with the index of their pid argument: setpriority, sched_setparam, sched_setscheduler,
 # sched_setaffinity, ioprio_set, prlimit64, sched_setattr
 _X32 = 0x40000000
+
 _GROUP_EXITS = {0xC000003E: (112, 109, _X32 | 112, _X32 | 109), 0x40000003: (66, 57), 0xC00000B7: (157, 154)}
+
 _OTHERS = {0xC000003E: ((141, 1), (142, 0), (144, 0), (203, 0), (251, 1), (302, 0), (314, 0)),
            0x40000003: ((97, 1), (154, 0), (156, 0), (241, 0), (289, 1), (340, 0), (351, 0)),
            0xC00000B7: ((140, 1), (118, 0), (119, 0), (122, 0), (30, 1), (261, 0), (274, 0))}
@@ -974,6 +1746,7 @@ def _stay_in_group(group=True):
 
 # Landlock (Linux 5.13+; signal scoping 6.12+): access rights from linux/landlock.h
 _LL_WRITE = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write file, remove, make char/dir/reg/sock/...
+
 _LL_ABI_RIGHTS = {2: 1 << 13, 3: 1 << 14}                           # refer (ABI 2), truncate (ABI 3)
 
 
@@ -1026,975 +1799,220 @@ def _group(pgid, field=2):
     return found
 
 
-def _worker_main(conn, device, logdir, role, nice=0):
-    """A worker process: answer the judge's messages until told to stop or until the first failure. nice: a build
-    process's niceness (builds alongside timed evaluations yield the cores to them)."""
-    build = role.startswith("build")
-    os.nice(nice) if nice else None
-    os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
-    _seal(secret=role == "reference")
-    _stay_in_group(group=not build)
-    fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
-    if build:  # a build runs the candidate's module (prebuild) and compilers: it writes builds and its own temp files
-        own = Path(logdir, f"{role}-tmp")  # (the compilers' too: TMPDIR), not the machine's temp dir
-        own.mkdir(exist_ok=True)
-        os.environ["TMPDIR"], tempfile.tempdir = str(own), None
-        _build_root().mkdir(parents=True, exist_ok=True)
-        _landlock([str(own), "/dev", str(_build_root())])
-    worker = Worker(device, conn)
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            reply = ("ok", getattr(worker, msg[0])(*msg[1:]))
-        except Verdict as v:
-            reply = ("fail", v.status, v.check, v.reason)
-        except (torch.cuda.OutOfMemoryError, MemoryError) as e:
-            reply = ("fail", "runtime_error", "oom", _describe(e))
-        except BaseException as e:  # the candidate's own exceptions, SystemExit included
-            text = str(e)
-            kind = ("cuda_error" if "CUDA error" in text or "illegal memory access" in text else
-                    "oom" if "can't allocate memory" in text or "out of memory" in text else "exception")
-            v = _as_verdict(e, "runtime_error", kind) if isinstance(e, Exception) else None
-            reply = ("fail", v.status, v.check, v.reason) if v else ("fail", "runtime_error", kind, _describe(e))
-        conn.send(reply)
-        if reply[0] == "fail":
-            return
+# ---------------------------------------------------------------------------- guards: watches, flags, the L2, the hold
 
-# ---------------------------------------------------------------------------- judge: inputs, oracle, clock, verdict
+def _is_const(v):
+    return isinstance(v, (bool, int, float, str)) or (isinstance(v, (tuple, list)) and all(map(_is_const, v)))
 
 
-class _Remote:
-    """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict; build requests
-    in between are passed to `builds` (the caller runs them outside the sandbox) and their time is not the call's."""
-
-    def __init__(self, conn, role, timeout, builds):
-        self.conn, self.role, self.timeout, self.builds, self.pid = conn, role, timeout, builds, None
-
-    def send(self, *msg):
-        try:
-            self.conn.send(msg)
-        except (BrokenPipeError, ConnectionResetError, EOFError):
-            raise self._fail("runtime_error", "crash", f"the {self.role} process died before '{msg[0]}'") from None
-        self.last = msg[0]
-
-    def reply(self, timeout=None):
-        t = timeout or self.timeout
-        while True:
-            if not self.conn.poll(t):
-                raise self._fail("timeout", "timeout", f"no answer within {t:.0f} s to '{self.last}'")
-            try:
-                ans = self.conn.recv()
-            except (EOFError, ConnectionResetError, OSError):
-                raise self._fail("runtime_error", "crash", f"the {self.role} process died during '{self.last}'") \
-                    from None
-            if ans[0] != "build":
-                break
-            self.conn.send(self.builds(ans[1]))
-        if ans[0] != "ok":
-            raise self._fail(*ans[1:])
-        return ans[1]
-
-    def __call__(self, *msg, timeout=None):
-        self.send(*msg)
-        return self.reply(timeout)
-
-    def _fail(self, status, check, reason):
-        if self.role == "reference":  # never blame the candidate for the reference's failure
-            return Verdict("runtime_error", "reference", f"the reference failed ({status}/{check}): {reason}")
-        refused = check == "crash" and self.pid and _refusal(self.pid)
-        if refused:
-            return refused
-        return Verdict(status, check, reason)
+def _same(a, b):
+    """Bitwise-equal values, NaN equal to NaN."""
+    if a.is_floating_point() or a.is_complex():
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return torch.equal(a, b)
 
 
-def _stop_group(pgid):
-    """SIGSTOP a worker's group and wait (up to 50 ms) until its worker's threads have stopped: kill() returns before
-    a thread running on another core has, and the judge is about to write that side's inputs."""
-    _signal_group(pgid, signal.SIGSTOP)
-    deadline = _perf() + 0.05
-    while _perf() < deadline:
-        try:
-            states = [Path(t, "stat").read_text().rsplit(")", 1)[1].split()[0] for t in
-                      Path(f"/proc/{pgid}/task").iterdir()]
-        except (OSError, IndexError):  # gone, or a thread ended while read: its next answer says how
-            return
-        if all(s in "tTXZ" for s in states):
-            return
+def _watched():
+    """name -> (object, whether added attributes count too) for the namespaces a candidate must leave alone."""
+    return {"torch": (torch, False), "torch.nn.functional": (torch.nn.functional, False), "torch._C": (torch._C, False),
+            "torch.cuda": (torch.cuda, False), "time": (time, False), "torch.Tensor": (torch.Tensor, True),
+            "torch.nn.Module": (torch.nn.Module, True), "harness": (sys.modules[__name__], False),
+            "Worker": (Worker, True), "builtins": (builtins, False), "Connection": (_mpc.Connection, True),
+            "_ConnectionBase": (_mpc._ConnectionBase, True),  # the worker's replies travel through these
+            **({"torch._C._CudaEventBase": (_Event, True)} if _Event else {})}
 
 
-def _signal_group(pgid, sig):
+def _attr_ids():
+    return {name: ({k: id(v) for k, v in list(vars(obj).items())}, strict)
+            for name, (obj, strict) in _watched().items()}
+
+
+def _patched(before):
+    """Watched attributes replaced, deleted, or (on classes) callables added since `before`. A replacement defined in
+    torch's own files is torch patching itself (torch.compile wraps nn.Module.__init__, dynamo torch.manual_seed)."""
+    bad = []
+    for name, (obj, strict) in _watched().items():
+        ids, now = before[name][0], dict(vars(obj))
+        for k, v in now.items():
+            if ((k in ids and ids[k] != id(v)) or (strict and k not in ids and callable(v))) and not _torch_own(v):
+                bad.append(f"{name}.{k}")
+        bad += [f"{name}.{k}" for k in ids.keys() - now.keys()]
+    return bad
+
+
+_TORCH_CODE, _TORCH_MODS = {}, set()  # id -> code object of torch's functions before any candidate code; modules seen
+
+
+def _torch_code():
+    """Record the code objects of torch's loaded modules (their functions, classes' methods, nested code). A later
+    replacement counts as torch patching itself only if its code is one of these: a file name proves nothing
+    (compile() sets any), an object that existed before the candidate does."""
+    def codes(v):  # exact types only: isinstance would read __class__, which some lazy objects warn about
+        v = v.__func__ if type(v) in (staticmethod, classmethod) else v
+        fns = (v.fget, v.fset, v.fdel) if type(v) is property else (v,)
+        return [f.__code__ for f in fns if type(f) is types.FunctionType]
+    todo = []
+    for name, mod in list(sys.modules.items()):
+        if name.split(".")[0] == "torch" and type(mod) is types.ModuleType and name not in _TORCH_MODS:
+            _TORCH_MODS.add(name)
+            for v in list(vars(mod).values()):
+                todo += [c for a in list(vars(v).values()) for c in codes(a)] if issubclass(type(v), type) else codes(v)
+    while todo:
+        c = todo.pop()
+        if isinstance(c, types.CodeType) and id(c) not in _TORCH_CODE:
+            _TORCH_CODE[id(c)] = c  # held: ids stay unique
+            todo += c.co_consts
+
+
+def _torch_own(v):
+    """Is v a function whose code torch had before the candidate ran (torch patching itself)?"""
+    v = getattr(v, "__func__", v) if isinstance(v, (types.MethodType, staticmethod, classmethod)) else v
+    code = v.__code__ if isinstance(v, types.FunctionType) else None
+    return code is not None and _TORCH_CODE.get(id(code)) is code
+
+
+_CUDART = []  # the CUDA runtime torch loaded, found once (before any candidate code runs in the worker)
+
+
+def _cudart():
+    """ctypes handle on the libcudart this process mapped (for the L2 calls torch does not expose), or None."""
+    if not _CUDART:
+        maps = Path("/proc/self/maps").read_text().splitlines() if sys.platform == "linux" else []
+        paths = [ln.split()[-1] for ln in maps if "libcudart" in ln]
+        _CUDART.append(ctypes.CDLL(paths[0]) if paths and torch.cuda.is_initialized() else None)
+    return _CUDART[0]
+
+
+def _persisting_l2():
+    """Bytes of L2 set aside for persisting accesses (cudaLimitPersistingL2CacheSize): a carve-out survives the
+    flush before every timed call, so a candidate that sets one is changing a global setting."""
+    size, rt = ctypes.c_size_t(), _cudart()
+    if rt is None or rt.cudaDeviceGetLimit(ctypes.byref(size), 0x06) != 0:  # 0x06: cudaLimitPersistingL2CacheSize
+        raise RuntimeError("no CUDA runtime in this process")
+    return size.value
+
+
+HOLD_NS = 500_000  # the hold before every timed call on CUDA: longer than most forwards take to launch
+
+
+def _hold_kernel(ns):  # every thread spins on the GPU's clock for ns (made a Triton kernel by _gpu_hold)
+    t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+    t = t0
+    while t - t0 < ns:
+        t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+def _gpu_hold(device):
+    """fn(ns) that queues, on the current stream, a kernel holding every SM (two blocks of 1024 threads each: all
+    thread slots) for ns; None without Triton or if it fails here.
+
+    Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process
+    (the same kernel, timed from an idle GPU, varied 3-34% between fresh processes on an H200, 0.1-0.2% behind a
+    hold: bench/RESULTS.md, session 5), and, the SMs being full, no kernel the candidate puts on another stream can
+    run during it (a stream-local sleep would let an unjoined fork do its work for free)."""
     try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:  # that worker is gone; its own next answer says how
-        pass
+        import triton
+        globals()["tl"] = importlib.import_module("triton.language")  # the name _hold_kernel's body uses
+        kernel = triton.jit(_hold_kernel)
+        grid = (2 * torch.cuda.get_device_properties(device).multi_processor_count,)
+
+        def hold(ns):
+            kernel[grid](ns, num_warps=32)
+        hold(HOLD_NS)  # compiles for this argument (Triton specialises ints); cached on disk after the first process
+        _device_sync(device)
+        return hold
+    except Exception:  # no Triton, or it cannot build here: timed calls start from an idle GPU, launch included
+        return None
 
 
-def _make_inputs(mod, device, seed):
-    """The task's own inputs from a secret seed, made on the device (factory calls inside get_inputs go there)."""
-    torch.manual_seed(seed)
-    with torch.device(device):
-        xs = mod.get_inputs()
-    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]
-
-
-def _side_buffers(like, spec, device):
-    """One side's buffers: two lists of forward arguments shaped like `like` and one output buffer per (shape,
-    dtype) of spec. Returns (stage, recv, what the worker's `buffers` takes, the memfd to send after it or None).
-    On CPU they live in one unnamed memfd (no name in /dev/shm, no resource_sharer socket: only the processes it is
-    sent to can map it); on CUDA they are device tensors, which travel as IPC handles."""
-    metas = [(tuple(x.shape), tuple(x.stride()), x.dtype) for x in like if isinstance(x, torch.Tensor)] * 2
-    metas += [(tuple(s), tuple(torch.empty(s, device="meta").stride()), d) for s, d in spec]
-    template = [None if isinstance(x, torch.Tensor) else x for x in like]
-    if device.startswith("cuda"):
-        tensors = [torch.empty_strided(sh, st, dtype=dt, device=device) for sh, st, dt in metas]
-        return (*_unpack(template, tensors), (template, tensors), None)
-    import mmap
-    layout, off = [], 0
-    for sh, st, dt in metas:
-        layout.append((off, sh, st, dt))
-        off += -(-_nbytes(sh, st, dt) // 64) * 64  # 64-byte aligned
-    fd = os.memfd_create("cudal1", os.MFD_CLOEXEC)
-    os.ftruncate(fd, max(1, off))
-    tensors = _views(mmap.mmap(fd, max(1, off)), layout)
-    return (*_unpack(template, tensors), (template, layout), fd)
-
-
-def _send_buffers(w, payload, fd):
-    from multiprocessing.reduction import send_handle
-    w.send("buffers", *payload)
-    if fd is not None:
-        send_handle(w.conn, fd, 0)
-        os.close(fd)
-    w.reply()
-
-
-def _vary(xs, kind, gen):
-    """New content, same shapes: 'wide' (each float x4..x16), 'edge' (5% zeros, 1% x64, and one whole row of zeros,
-    where a missing eps shows). Factors are positive: non-negative inputs stay so."""
-    out = []
-    for x in xs:
-        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
-            out.append(x)
-            continue
-        u = torch.rand(x.shape, generator=gen, device=x.device)
-        y = {"wide": lambda: x * (4 + 12 * u),
-             "edge": lambda: torch.where(u < 0.05, torch.zeros_like(x), torch.where(u > 0.99, x * 64, x))}[kind]()
-        if kind == "edge" and y.dim() >= 2 and y.shape[-1] > 1:
-            rows = y.reshape(-1, y.shape[-1])  # a view: zero one row along the last dim
-            rows[int(torch.randint(0, rows.shape[0], (1,), generator=gen, device=y.device))] = 0
-        out.append(y.to(x.dtype))
+def _flags():
+    """Global settings that change numerics or speed; a candidate must not touch them."""
+    b = torch.backends
+    getters = {
+        "cuda.matmul.allow_tf32": lambda: b.cuda.matmul.allow_tf32, "cudnn.allow_tf32": lambda: b.cudnn.allow_tf32,
+        "cudnn.benchmark": lambda: b.cudnn.benchmark, "cudnn.deterministic": lambda: b.cudnn.deterministic,
+        "cudnn.enabled": lambda: b.cudnn.enabled, "mkldnn.enabled": lambda: b.mkldnn.enabled,
+        "fp16_reduced_precision": lambda: b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "bf16_reduced_precision": lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "float32_matmul_precision": torch.get_float32_matmul_precision, "num_threads": torch.get_num_threads,
+        "default_dtype": torch.get_default_dtype,
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled, "persisting_l2": _persisting_l2,
+    }
+    out = {}
+    for k, get in getters.items():
+        try:
+            out[k] = str(get())
+        except (AttributeError, RuntimeError) as e:  # a flag this torch build does not have
+            out[k] = f"n/a ({type(e).__name__})"
     return out
 
 
-def _fill(stage, xs):
-    for s, x in zip(stage, xs):
-        if isinstance(s, torch.Tensor):
-            s.copy_(x)
+# ---------------------------------------------------------------------------- tasks
+
+TASKS_DIR = Path(__file__).resolve().parent / "tasks"
+
+TASK_NAMES = ("Model", "get_inputs", "get_init_inputs")
 
 
-def _intact(stage, xs):
-    return all(_same(s, x) for s, x in zip(stage, xs) if isinstance(s, torch.Tensor))
+class TaskError(ValueError):
+    """A task file (or task selection) that cannot be used."""
 
 
-def _err(x, o):
-    """Worst |x - o| / (rms(o) + |o|) over the finite entries of o, in the wider of their dtypes (fp32 at least:
-    near values subtract exactly, so fp32 is enough against an fp32 answer, and a float64 oracle stays float64)."""
-    fin = torch.isfinite(o)
-    if not fin.all():  # masking copies: only when some entry is not finite
-        if not fin.any():
-            return 0.0
-        x, o = x[fin], o[fin]
-    dtype = torch.promote_types(torch.promote_types(x.dtype, o.dtype), torch.float32)
-    x, o = x.to(dtype), o.to(dtype)
-    return _rel_err(x, o, _rms(o))
+def find_tasks(spec, tasks_dir=TASKS_DIR):
+    """Task files for 'all', a stem ('relu'), a glob ('level1/*'), a path, or several of these joined by commas."""
+    root = Path(tasks_dir)
+    found = []
+    for part in [s.strip() for s in str(spec).split(",") if s.strip()]:
+        if part.endswith(".py") and Path(part).is_file():
+            found.append(Path(part))
+            continue
+        if not root.is_dir():
+            raise TaskError(f"tasks folder {root} does not exist (give one with --tasks-dir)")
+        files = sorted(f for f in root.rglob("*.py") if not f.name.startswith("_"))
+        names = {f: f.relative_to(root).with_suffix("").as_posix() for f in files}
+        if part == "all":
+            hits = files
+        else:
+            pat = part[:-3] if part.endswith(".py") else part
+            hits = [f for f in files if f.stem == pat or fnmatch.fnmatch(names[f], pat) or fnmatch.fnmatch(f.stem, pat)]
+        if not hits:
+            raise TaskError(f"no task matches {part!r} in {root} (try a file stem, a glob like 'level1/*', or 'all')")
+        found += hits
+    return list(dict.fromkeys(found))  # keep order, drop repeats
 
 
-def _rel_err(x, o, rms):
-    return float(((x - o).abs() / (rms + o.abs() + 1e-30)).max())
-
-
-def _rms(o):
-    big = o.abs().amax().clamp_min(1e-30)
-    return big * (o / big).pow(2).mean().sqrt()  # scaled: squares of huge fp32 values would overflow
-
-
-def _mismatch(c, o, tol):
-    """None if c matches o within tol, else (check, description). NaN/Inf must sit where o has them."""
-    if not o.is_floating_point():
-        return None if torch.equal(c, o) else ("values", f"{int((c != o).sum())} of {o.numel()} entries differ")
-    fo, fc = torch.isfinite(o), torch.isfinite(c)
-    if not torch.equal(fo, fc) or (not fo.all() and not _same(c[~fo], o[~fo])):
-        return ("nonfinite", f"NaN/Inf at {int((fo != fc).sum())} positions where the reference differs")
-    err = _err(c, o)
-    return None if err <= tol else ("values", f"max error {err:.2e} > tolerance {tol:.1e} (relative to RMS + |ref|)")
-
-
-def _oracle(model64, xs):
-    """The reference in float64 (None if the model cannot run in float64)."""
-    if model64 is None:
-        return None
-    prev = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
+def task_name(path, tasks_dir=TASKS_DIR):
+    """'level1/relu' for tasks/level1/relu.py; the stem for a file outside the tasks folder."""
+    path = Path(path).resolve()
     try:
-        out = model64(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs])
-        return [o.double() for o in _flatten(out)]
-    except RuntimeError:
-        return None
-    finally:
-        torch.set_default_dtype(prev)
+        return path.relative_to(Path(tasks_dir).resolve()).with_suffix("").as_posix()
+    except ValueError:
+        return path.stem
 
 
-def _fingerprint(outs, idx):
-    """Per output: its entries at the sampled positions and the RMS of its finite entries (_err's scale)."""
-    fps = []
-    for o, i in zip(outs, idx):
-        o = o.detach().flatten().to(torch.promote_types(o.dtype, torch.float32))
-        fin = o if bool(torch.isfinite(o).all()) else o[torch.isfinite(o)]
-        fps.append((o[i].double(), float(_rms(fin)) if fin.numel() else 0.0))
-    return fps
-
-
-def _replays(c, want, idx, earlier, tol):
-    """Is this wrong output (on the sampled entries) an earlier call's answer, within the tolerance, and not this
-    call's? Twice the tolerance: the earlier answers are the reference's own outputs, which sit up to one tolerance
-    from the float64 answer the candidate is checked against. (A replay need not repeat the earlier answer bit for
-    bit: a CUDA graph replaying its first input rounds differently from the reference's eager kernels.)"""
-    now = c.flatten()[idx].double()
-    return (_rel_err(now, *_fingerprint([want], [idx])[0]) > 2 * tol
-            and any(_rel_err(now, *fp) <= 2 * tol for fp in earlier))
-
-
-def speedup_kind(ref_prof, cand_prof, cand_src, cuda):
-    """'custom_kernel' if code built from the candidate's own source ran (a __global__ or @triton.jit kernel of its
-    source on the GPU; a call into its C++ extension on the CPU), 'reference_ops' if it ran exactly the reference's
-    aten ops, else 'framework_ops' (library and framework calls only)."""
-    own = set(re.findall(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", cand_src))
-    own |= set(re.findall(r"@triton\.jit[^\n]*\n\s*def\s+(\w+)", cand_src))
-    ran = any(re.search(rf"\b{k}(?:_[0-9d]+)?\b", n) for n in cand_prof["kernels"] for k in own)  # Triton: name_0d1d
-    spaces = set(re.findall(r"TORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*(\w+)", cand_src))
-    ops = any(n.split("::")[0] in spaces for n in cand_prof.get("other_ops", ()))
-    if ran or (not cuda and (cand_prof["ext_calls"] or ops)):
-        return "custom_kernel"
-    return "reference_ops" if cand_prof["ops"] == ref_prof["ops"] else "framework_ops"
-
-
-def _spread(xs):
-    q = torch.tensor(xs, dtype=torch.float64).quantile(torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
-    return float((q[2] - q[0]) / q[1]), float(q[1])
-
-
-def charge(clock, slack=0.02, rel=(0.05, 0.03)):
-    """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's ms) per timed call.
-
-    The reference costs the median of its precise clock: CUDA events on forward's stream from the end of the hold
-    (GPU time), or on CPU the host's clock around forward. The candidate costs the larger of its precise clock and
-    two bounds, one per wider clock: the worker's (forward to the end of the copy-out: side streams and work hidden
-    in the harness) and the judge's (from before it writes the inputs to the answer: everything, and no code of the
-    candidate's can touch it). A bound is the candidate's median on that clock less the reference's median overhead
-    there (the part of the wider clock beyond the precise one) less an allowance for noise, the largest of: `slack`
-    x the reference's time; rel[clock] x that overhead (two processes running the same code differ there by up to
-    ~5% of the worker's overhead and ~3% of the judge's: on an H200 up to 48 us of ~0.8 ms and 70 us of ~1.9 ms,
-    bench/RESULTS.md); what that clock cannot resolve (3 x the IQR of the reference's overhead there /
-    sqrt(rounds)). Hidden work under the allowance is free; forged precise or worker clocks leave the judge's.
-
-    >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
-    (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
-    """
-    med, ref, cand = statistics.median, clock["ref"], clock["cand"]
-    ref_ms, bounds = med(e for e, _, _ in ref), []
-    for c, share in zip((1, 2), rel):  # the worker's clock, the judge's
-        over = torch.tensor([x[c] - x[0] for x in ref], dtype=torch.float64)
-        q = over.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
-        allow = max(slack * ref_ms, share * med(over.tolist()), 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
-        bounds.append(med(x[c] for x in cand) - med(over.tolist()) - allow)
-    cand_ms = max(med(e for e, _, _ in cand), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
-    return ref_ms, cand_ms, _spread([e for e, _, _ in ref])[0], _spread([e for e, _, _ in cand])[0]
-
-
-def _check_reference(model, xs, o):
-    """The reference's output spec [(shape, dtype)], after two calls on the same inputs gave the same outputs: a
-    stochastic reference (dropout in training mode, random ops) would calibrate any tolerance, so it is refused."""
-    a, b = (_flatten(model(*xs)) for _ in range(2))
-    for x, y in zip(a, b):
-        floor = LOW_PRECISION_TOL.get(x.dtype, o.tol)
-        if not (torch.equal(x, y) if not x.is_floating_point() else _mismatch(y, x, floor) is None):
-            raise Verdict("runtime_error", "reference", "the reference is not deterministic: two calls on the same "
-                          "inputs differ (dropout in training mode or random ops in forward); make it deterministic")
-    return [(tuple(x.shape), x.dtype) for x in a]
-
-
-def _tolerance(r, want, o, where):
-    """The tolerance for one output: slack x the reference's own error against float64, at least the dtype's floor,
-    at most o.tol_ceiling; a reference that is non-finite where float64 is finite (it overflows) is refused."""
-    if not r.is_floating_point():
-        return 0.0
-    if bool((~torch.isfinite(r) & torch.isfinite(want)).any()):
-        raise Verdict("runtime_error", "reference", f"the reference overflows on {where}: non-finite outputs where "
-                      "float64 is finite; no tolerance is meaningful there")
-    own = _err(r, want)
-    if own > o.tol_ceiling:
-        raise Verdict("runtime_error", "reference", f"the reference's own error against float64 is {own:.2e} on "
-                      f"{where}, above the tolerance ceiling {o.tol_ceiling:g}")
-    return min(max(LOW_PRECISION_TOL.get(r.dtype, o.tol), o.tol_slack * own), o.tol_ceiling)
-
-
-@dataclass
-class _Sides:
-    """What the judge holds of one evaluation: both workers with their process groups, input buffers (two sets per
-    side) and output buffers, the audits' baselines, and what the checks learn on the way."""
-    w: dict                  # {"ref": _Remote, "cand": _Remote}
-    pid: dict                # process-group leaders
-    stage: dict              # per side: its two input buffer sets
-    recv: dict               # per side: its output buffers
-    digest: dict             # per side: the harness baselines taken before any task code
-    ref_mod: types.ModuleType
-    device: str
-    idx: list = field(default_factory=list)   # per output: positions its fingerprints sample
-    seen: list = field(default_factory=list)  # fingerprints of every answer so far (output_replay)
-
-    def call(self, side, b, xs, where, probe=True):
-        """One untimed call; its inputs written, as for a timed one, while the side is stopped; then the judge checks
-        the inputs are intact."""
-        w, is_ref = self.w[side], side == "ref"
-        _write_stopped(self.pid[side], self.stage[side][b], xs, self.device)
-        _, _, alias, started = w("run", b, probe)
-        if not _intact(self.stage[side][b], xs):
-            who = "the reference modifies its inputs; fix the task" if is_ref else "the candidate modified its inputs"
-            raise Verdict("runtime_error" if is_ref else "rejected", "reference" if is_ref else "input_mutation",
-                          f"{who} ({where})")
-        if alias:
-            raise w._fail("rejected", "output_storage", "the output shares storage with an input; return a new tensor")
-        return started
-
-    def verdict_on(self, j, c, want, tol, where, started):
-        """The miss of output j against want (None if it matches); raise if the miss is an earlier call's answer or
-        comes with threads the call left running (work meant to finish in the background)."""
-        bad = _mismatch(c, want, tol)
-        if bad and bad[0] == "values" and _replays(c, want, self.idx[j], [fp[j] for fp in self.seen], tol):
-            raise Verdict("rejected", "output_replay", f"{where} got the answer of an earlier call")
-        if bad and started:
-            raise Verdict("rejected", "background_thread", f"{where}: the output was incomplete when forward returned "
-                          f"({bad[1]}) and {started} thread(s) forward started were still running")
-        return bad
-
-    def audit(self):
-        if self.w["cand"]("audit") != self.digest["cand"]:
-            raise Verdict("rejected", "monkeypatch", "the harness' baselines in the candidate's process were changed")
-        _audit_processes(self.pid["cand"])
-
-
-def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
-    """Run one evaluation (inside the judge process) and return a Result; raises Verdict on failure. In order: both
-    sides set up (the reference run once here first), the correctness gate, the phase probe, the profile, the timed
-    rounds, the charge."""
-    phases, t0 = {}, _perf()
-
-    def lap(name):  # seconds spent in each phase of the evaluation, for the caller's breakdown
-        nonlocal t0
-        phases[name], t0 = round(_perf() - t0, 3), _perf()
-    s, checks, model64, hold = _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir)
-    lap("setup")
-    tols, worst = _correctness_gate(s, checks, model64, o)
-    _phase_probe(s, checks[-1][1], tols)
-    lap("check")
-    kind, note = _profile(s, cand_src, hold)
-    lap("profile")
-    clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else barely_timed(o), hold, tols,
-                          len(checks))
-    s.audit()
-    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
-                                                      (o.worker_overhead_slack, o.judge_overhead_slack))
-    lap("time")
-    return Result("ok", reason=note, correct=True, speedup=ref_ms / cand_ms, ref_ms=ref_ms, cand_ms=cand_ms,
-                  ref_spread=ref_spread, cand_spread=cand_spread, same_as_reference=kind == "reference_ops",
-                  speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]),
-                  samples=clock if o.keep_samples else None, phases=phases)
-
-
-def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir):
-    """(_Sides, the correctness gate's input sets, the float64 reference or None, timed behind a GPU hold): the
-    workers prepare their harness while the judge runs the reference once itself (its output spec, whether it is
-    deterministic); then each side gets its own buffers and builds its model, and a first audit follows."""
-    ref_mod = _exec_module(ref_src, "reference", Path(logdir) / "reference_judge.py")
-    init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
-    consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
-    cand_pid, ref_pid = cand("pid"), ref("pid")  # process-group leaders, asked before any task code runs
-    cand.pid = cand_pid
-    cand.send("prepare", env), ref.send("prepare", env)  # both start their harness while the judge works
-    torch.manual_seed(init_seed)
-    model = ref_mod.Model(*init_args).to(device)
-    gen = torch.Generator(device=device).manual_seed(secrets.randbits(62))
-    pool = [_make_inputs(ref_mod, device, secrets.randbits(62)) for _ in range(2)]
-    spec = _check_reference(model, pool[0], o)
+def check_task_source(src, where="task"):
+    """Raise TaskError unless `src` parses and defines Model, get_inputs and get_init_inputs."""
     try:
-        model64 = model.double()
-    except RuntimeError:
-        model64 = None
-    checks = [("task", pool[0]), ("task", pool[1]), ("wide", _vary(pool[0], "wide", gen)),
-              ("edge", _vary(pool[1], "edge", gen))]
-    digest = {"cand": cand.reply(), "ref": ref.reply()}  # the audits' baselines, taken before any task code
-    bufs = {"ref": _side_buffers(pool[0], spec, device), "cand": _side_buffers(pool[0], spec, device)}
-    s = _Sides(w={"ref": ref, "cand": cand}, pid={"ref": ref_pid, "cand": cand_pid},
-               stage={k: b[0] for k, b in bufs.items()}, recv={k: b[1] for k, b in bufs.items()},  # own memory
-               digest=digest, ref_mod=ref_mod, device=device)
-    for side, (_, _, payload, fd) in bufs.items():
-        _send_buffers(s.w[side], payload, fd)
-    cand.send("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdir, True)  # both set up at once
-    ref.send("setup", ref_src, "Model", init_args, init_seed, {}, env, logdir, False)
-    ref.reply()
-    cand.reply(o.build_timeout_s)
-    s.audit()  # what importing and constructing the candidate changed, before it is ever called
-    hold = ref("held") and cand("held")  # timed calls behind a GPU hold on both sides or on neither
-    s.idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in s.recv["ref"]]
-    return s, checks, model64, hold
-
-
-def _correctness_gate(s, checks, model64, o):
-    """(tolerance per output, worst error in units of it) after 4 input sets of 3 distributions, the tolerance
-    calibrated against float64 and capped; a miss is wrong_output (or a named cheat)."""
-    recv = s.recv
-    tols, worst = [0.0] * len(recv["ref"]), 0.0
-    for i, (kind, xs) in enumerate(checks):
-        where = f"input set {i + 1}"
-        s.call("ref", 0, xs, where)
-        want = _oracle(model64, xs) or [r.double() for r in recv["ref"]]
-        started = s.call("cand", 0, xs, where)
-        for j, (r, c, w) in enumerate(zip(recv["ref"], recv["cand"], want)):
-            tol = _tolerance(r, w, o, where)
-            tols[j] = max(tols[j], tol)
-            exact = not c.is_floating_point()
-            bad = s.verdict_on(j, c if exact else c.double(), r if exact else w, tol, where, started)
-            if bad:
-                s.audit()  # a wrong answer after changing global flags or patching torch is named for that
-                raise Verdict("wrong_output", bad[0], f"{bad[1]} on {where} ({kind} distribution)"
-                              + (f", output {j}" if len(recv["ref"]) > 1 else ""))
-            worst = max(worst, _err(c, w) / tol if tol else 0.0)
-        s.seen.append(_fingerprint(recv["ref"], s.idx))
-    s.audit()
-    return tols, worst
-
-
-def _phase_probe(s, xs, tols):
-    """In eval mode the candidate must still match where the reference does not care about the mode."""
-    ref, cand, recv = s.w["ref"], s.w["cand"], s.recv
-    train_out = [r.clone() for r in recv["ref"]]
-    ref("mode", False), s.call("ref", 0, xs, "eval mode")
-    if all(_mismatch(a, b, t) is None for a, b, t in zip(recv["ref"], train_out, tols)):
-        cand("mode", False), s.call("cand", 0, xs, "eval mode")
-        bad = next((m for m in map(_mismatch, recv["cand"], train_out, tols) if m), None)
-        if bad:
-            raise Verdict("rejected", "phase_branch", f"output depends on self.training although the reference's does "
-                          f"not: {bad[1]} in eval mode")
-        cand("mode", True)
-    ref("mode", True)
-
-
-def _profile(s, cand_src, hold):
-    """(speedup kind, the result's note): the candidate's own kernel, library calls, or the reference's own ops."""
-    cuda = s.device.startswith("cuda")
-    profs = s.w["ref"]("profile", 0), s.w["cand"]("profile", 0)
-    if "error" in profs[1] and "error" not in profs[0]:
-        raise Verdict("rejected", "phase_branch", f"forward failed only while profiled: {profs[1]['error']}")
-    errors = [p["error"] for p in profs if "error" in p]
-    kind = f"unknown ({errors[0]})" if errors else speedup_kind(*profs, cand_src, cuda)
-    note = ("custom kernel built but never ran; " if profs[1]["has_ext"] and kind != "custom_kernel" else "")
-    if cuda and not hold:
-        note += "timed without the GPU hold (no Triton?): the CPU's launch latency is included; "
-    return kind, note
-
-
-def _timed_rounds(s, o, hold, tols, n_checks):
-    """{side: [(precise, worker's, judge's ms)]}: warm-up, then paired rounds in random order, each with inputs
-    drawn afresh from the task's get_inputs() and a secret seed, written into the side's own buffers inside its
-    clock, while the other side is stopped; every output checked."""
-    rng, (ref, cand), recv = random.Random(secrets.randbits(64)), (s.w["ref"], s.w["cand"]), s.recv
-    clock, k = {"ref": [], "cand": []}, 0
-    while True:
-        timed = k >= o.warmup
-        n = len(clock["ref"])
-        spent = min(sum(j for *_, j in c) for c in clock.values())
-        if n >= o.max_rounds or (n >= o.min_rounds and (spent >= o.time_budget_s * 1e3 or
-                                                         _precise_enough(clock, o.precision))):
-            return clock
-        b, xs = k % 2, _make_inputs(s.ref_mod, s.device, secrets.randbits(62))
-        got, flags = {}, {}
-        for side in rng.sample(["ref", "cand"], 2):
-            other = s.pid["cand" if side == "ref" else "ref"]
-            _signal_group(other, signal.SIGSTOP)  # the other side cannot run
-            try:
-                ms, *flags[side] = _timed(s.w[side], s.pid[side], s.stage[side][b], xs, b, hold, s.device)
-            finally:
-                _signal_group(other, signal.SIGCONT)
-            got[side] = [r.clone() for r in recv[side]]  # the answer as it stood when the clock stopped
-            if timed:
-                clock[side].append(ms)
-        where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
-        if not (_intact(s.stage["cand"][b], xs) and _intact(s.stage["ref"][b], xs)):  # the reference was checked
-            raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
-        (alias, started), ref_alias = flags["cand"], flags["ref"][0]
-        if alias or ref_alias:
-            raise (cand if alias else ref)._fail("rejected", "output_storage", "the output shares storage with an "
-                                                 "input; return a new tensor")
-        if not all(_same(a, r) for a, r in zip(got["cand"], recv["cand"])):
-            raise Verdict("rejected", "background_thread", f"the output changed after the call answered ({where})")
-        for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
-            bad = s.verdict_on(j, c, r, 2 * t, where, started)
-            if bad:
-                raise Verdict("rejected", "phase_branch", f"correct on the {n_checks} correctness calls but wrong "
-                              f"on {where} ({bad[1]}): phase-dependent output or a race")
-        s.seen.append(_fingerprint(got["ref"], s.idx))
-        k += 1
-def _precise_enough(clock, precision):
-    """Is the speedup known within +-precision? 95% confidence from the rounds' paired log ratios of the precise
-    clocks (1.96 x their standard error); precision 0: never (the time budget and max_rounds decide)."""
-    if not precision or len(clock["ref"]) < 2:
-        return False
-    r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
-    return 1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)
-
-
-def _timed(w, pgid, stage, xs, b, hold, device):
-    """((precise ms, worker's ms, judge's ms), output aliases an input, threads it left running) for one timed call.
-    The side's process group is stopped while the judge sends the call and then writes its inputs (nothing of this
-    call's content existed anywhere before), so when it resumes the call is already waiting: a thread of the side
-    sees the inputs only as its worker starts forward (a dispatch, ~10-50 us on an idle machine). The judge's clock
-    runs from before the send to the answer, when the output is checked and in the judge's buffers."""
-    if device.startswith("cuda"):
-        w("prep")  # L2 flush, untimed: the buffers still hold the last call's inputs
-    t0 = _perf()
-    _write_stopped(pgid, stage, xs, device, before=lambda: w.send("run", b, False, hold))
-    precise, ms, alias, started = w.reply()
-    return (precise, ms, (_perf() - t0) * 1e3), alias, started
-
-
-def _write_stopped(pgid, stage, xs, device, before=None):
-    """Write a call's inputs into the side's buffers while its process group is stopped (before(), e.g. sending a
-    timed call, runs first, so that the call is waiting when the side resumes), then let the side go on."""
-    _stop_group(pgid)
-    if before:
-        before()
-    _fill(stage, xs)
-    _device_sync(device)
-    _signal_group(pgid, signal.SIGCONT)
-
-
-def _audit_processes(cand_pid):
-    """Processes the candidate started that still run (or a fork it asked of the forkserver) are background work."""
-    refused = _refusal(cand_pid)  # a process of its group asked the forkserver for one (the candidate lived on)
-    if refused:
-        raise refused
-    try:
-        kids = [p for t in Path(f"/proc/{cand_pid}/task").glob("*/children") for p in t.read_text().split()]
-    except PermissionError:  # the judge holds no CAP_SYS_PTRACE (_seal): the candidate made itself non-dumpable
-        raise Verdict("rejected", "background_process", "the candidate's process hides what it started "
-                      "(it made itself non-dumpable)") from None
-    kids += [p for p in _group(cand_pid) if p not in kids and p != str(cand_pid)]  # orphans (_stay_in_group)
-    if kids:
-        try:
-            cmd = Path(f"/proc/{kids[0]}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
-        except OSError:  # it ended meanwhile
-            cmd = "?"
-        raise Verdict("rejected", "background_process", f"the candidate started {len(kids)} process(es) that are "
-                      f"still running (first: {cmd.strip()!r}); all work must finish inside forward")
-
-
-def _quiet_broken_pipes(kind, value, tb):
-    """sys.excepthook for the judge: a worker killed while taking shared tensors breaks the connection of the thread
-    that hands them over (multiprocessing's resource_sharer, which prints through this hook); that is the worker's
-    verdict, not a harness error."""
-    if not issubclass(kind, (BrokenPipeError, ConnectionResetError)):
-        sys.__excepthook__(kind, value, tb)
-
-
-def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, env, logdir):
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a terminal's Ctrl-C reaches the judge too: end without a traceback
-    _seal(secret=True)
-    sys.excepthook = _quiet_broken_pipes
-    torch.set_grad_enabled(False)
-    if device.startswith("cuda") and torch.device(device).index is not None:
-        torch.cuda.set_device(torch.device(device))  # no context on any other GPU
-    o = Options(**opts)
-
-    def builds(spec):  # a worker's build request: the caller runs it outside the sandbox
-        out.send(("build", spec))
-        return out.recv()
-    ref, cand = (_Remote(c, role, o.call_timeout_s, builds)
-                 for c, role in ((ref_conn, "reference"), (cand_conn, "candidate")))
-    try:
-        res = judge(ref, cand, ref_src, cand_src, device, o, env, logdir)
-    except Verdict as v:
-        res = Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
-    except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
-        res = Result("runtime_error", reason=f"reference: {_describe(e)}", check="reference")
-    for conn in (ref_conn, cand_conn):
-        conn.close()
-    out.send(("result", res.to_dict()))
-
-# ---------------------------------------------------------------------------- evaluate: the caller's side
-
-_CTX, _CTX_PID = None, None
-ENV_KEYS = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CXX", "CC")
-
-
-def _context():
-    """A forkserver that has imported torch (but never touched CUDA): new processes start in ~0.1 s, not seconds."""
-    global _CTX, _CTX_PID
-    if _CTX is not None and _CTX_PID != os.getpid():  # its forkserver forks for the process that started it only
-        raise RuntimeError("cudal1's evaluator runs in a forked copy of the process that started its forkserver: "
-                           "evaluate from that process, or from a fresh one")
-    if _CTX is None:
-        _CTX_PID = os.getpid()
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one side's idle OpenMP threads must not spin
-        _CTX = mp.get_context("forkserver")
-        # torch._dynamo costs ~4.5 s to import per process on the H200 machine; children still get CUDA after it
-        # (bench/preload_check.py, in git history). Never torch.utils.cpp_extension here: it queries CUDA, which
-        # forks cannot inherit.
-        _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "torch._dynamo", "evaluator"])
-        # the forkserver forks anything asked of it through its socket, also by a candidate: it drops _CAPS too
-        # (when it imports this module), so that no process it makes can read the judge's memory. Python 3.11's
-        # forkserver ignores the caller's sys.path: PYTHONPATH lets it find this module from any working directory.
-        path, here = os.environ.get("PYTHONPATH"), str(Path(__file__).resolve().parent)
-        os.environ.update(CUDAL1_FORKSERVER=str(os.getpid()), PYTHONPATH=os.pathsep.join(filter(None, [here, path])))
-        try:
-            import multiprocessing.forkserver
-            multiprocessing.forkserver.ensure_running()
-        finally:
-            del os.environ["CUDAL1_FORKSERVER"]
-            if path is None:
-                del os.environ["PYTHONPATH"]
-            else:
-                os.environ["PYTHONPATH"] = path
-    return _CTX
-
-
-_START = threading.Lock()
-
-
-def _start(procs):
-    """Start processes. Children re-import the caller's main script; from stdin or a notebook there is none."""
-    with _START:
-        _start_unlocked(procs)
-
-
-def _start_unlocked(procs):
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    fake = path is not None and not os.path.isfile(path)
-    if fake:
-        del main.__file__
-    try:
-        for p in procs:
-            p.start()
-    finally:
-        if fake:
-            main.__file__ = path
-
-
-def _env(**extra):
-    # TORCHINDUCTOR_COMPILE_THREADS=1: torch.compile in a process the candidate starts compiles in-process too
-    return {"TORCHINDUCTOR_COMPILE_THREADS": "1", **{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
-
-
-def _stop(procs, session=False):
-    for p in procs:
-        if p.pid is not None:
-            _signal_group(p.pid, signal.SIGKILL)  # the worker and any process it started (builds, strays)
-            for _ in range(3 if session else 0):  # a build's processes in groups of their own (ninja's compilers)
-                for pid in _group(p.pid, field=3):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(int(pid), signal.SIGKILL)
-        if p.is_alive():
-            p.kill()
-    for p in procs:
-        p.join(5)
-
-
-def _run_judge(ref_src, cand_src, device, o, logdir):
-    ctx = _context()
-    pipes = {role: ctx.Pipe() for role in ("reference", "candidate")}
-    here, there = ctx.Pipe()
-    workers = {role: ctx.Process(target=_worker_main, args=(pipes[role][1], device, logdir, role),
-                                 name=f"cudal1-{role}") for role in pipes}
-    judge_p = ctx.Process(target=_judge_main, name="cudal1-judge", args=(
-        there, pipes["reference"][0], pipes["candidate"][0], ref_src, cand_src, device, asdict(o), _env(), logdir))
-    procs, t0 = [*workers.values(), judge_p], _perf()
-    _start(procs)
-    spawn = _perf() - t0
-    for conn in (there, *pipes["reference"], *pipes["candidate"]):
-        conn.close()
-    deadline, res = time.monotonic() + o.eval_timeout_s, None  # no candidate action can stop this process's clock
-    try:
-        while res is None:
-            if not here.poll(max(0.0, deadline - time.monotonic())):
-                res = Result("timeout", check="timeout", reason=f"timeout: the evaluation did not finish within "
-                             f"{o.eval_timeout_s:.0f} s (eval_timeout_s)")
-            elif (msg := here.recv())[0] == "build":  # a worker's build, run here: its time is not the evaluation's
-                t = time.monotonic()
-                here.send(_serve_build(msg[1], device, o))
-                deadline += time.monotonic() - t
-            else:
-                res = Result(**msg[1])
-    except (EOFError, OSError):
-        res = Result("runtime_error", reason="harness: the judge process died", check="harness")
-    finally:
-        t0 = _perf()
-        _stop(procs)
-    if res.phases is not None:  # the caller's side of the process costs (the judge's own phases come before)
-        res.phases.update(spawn=round(spawn, 3), exit=round(_perf() - t0, 3))
-    code = workers["candidate"].exitcode
-    if res.check == "crash" and code is not None and code < 0:
-        res.reason += f" (killed by signal {-code})"
-    return res
-
-
-def _serve_build(spec, device, o):
-    """One build a worker asked for, in a build process: ('built',) or ('failed', compiler output)."""
-    folder = _spec_dir(spec, device)
-    if (folder / "built").exists():
-        return ("built",)
-    failed = _run_builds({"spec": ("build_spec", spec, _env())}, device, 1, o.build_timeout_s, progress=False)
-    return ("failed", failed["spec"].reason) if failed else ("built",)
-
-
-def evaluate(ref_src, cand_src, device="cpu", *, built=False, **opts):
-    """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
-    Sources that use an extension are built first, in a build process (built=True: build_all already did).
-
-    >>> r = evaluate(open("tasks/cpu/relu.py").read(), relu_candidate_src, device="cpu")
-    >>> r.status, r.correct, round(r.speedup, 2)      # e.g. ('ok', True, 1.31)
-    >>> evaluate(ref, "print(1)").reason               # 'no_modelnew: the candidate defines no top-level class ...'
-    """
-    t0 = time.time()
-    o = Options(**opts)
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError("device 'cuda' asked for, but torch sees no CUDA GPU (no GPU, or a CPU-only torch build)")
-    fail, same = static_check(ref_src, cand_src)
-    o = o if o.time_copies or not same else barely_timed(o)
-    if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, _stay_in_group)
-        fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
-                                                           progress=False, refs={cand_src: ref_src}))
-    if fail is None:
-        logdir = tempfile.mkdtemp(prefix="cudal1-eval-")
-        try:
-            fail = res = _run_judge(ref_src, cand_src, device, o, logdir)
-            if res.status in ("runtime_error", "timeout") and res.check != "reference":
-                log = Path(logdir, "candidate.log")
-                tail = _short(log.read_text(errors="replace"), lines=6, width=800) if log.exists() else ""
-                res.reason += f"\ncandidate output (tail):\n{tail}" if tail else ""
-        finally:
-            import shutil
-            shutil.rmtree(logdir, ignore_errors=True)
-    if fail.status == "ok" and (same or fail.same_as_reference):
-        why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
-        timed = "" if o.time_copies else f" (timed {fail.rounds} rounds only: time_copies off)"
-        fail.reason = f"same_as_reference: {why}; no speedup credit{timed}. " + fail.reason
-    fail.same_as_reference = same or fail.same_as_reference
-    fail.seconds, fail.device = round(time.time() - t0, 3), device
-    return fail
-
-
-BARELY_TIMED = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0, precision=0.0)  # checked in full, timed 1-2 rounds
-
-
-def barely_timed(o):
-    """Options that check in full and time 1-2 rounds (a copy of the reference; rl.py's ssl correctness pass)."""
-    return replace(o, **BARELY_TIMED)
-
-
-def _build_failure(ref_src, cand_src, failed):
-    """The Result for a pair whose build failed ({src: Result} from build_all), or None."""
-    if cand_src in failed:
-        return copy.copy(failed[cand_src])
-    if ref_src in failed:
-        return Result("runtime_error", reason=f"reference: {failed[ref_src].reason}", check="reference")
-    return None
-
-
-def _uses_extension(src):
-    return "cpp_extension" in src or "load_inline" in src
-
-
-def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times=None, refs=None, cores=None,
-              on_done=None, nice=0):
-    """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
-    given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
-    __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}.
-    cores: how many the builds share (default: all); on_done(src, failure Result or None) as each build ends, in
-    the order of srcs as far as the parallel builds allow."""
-    srcs, cores = list(dict.fromkeys(s for s in srcs if _uses_extension(s))), cores or os.cpu_count() or 2
-    jobs = jobs or _default_jobs(cores)
-    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, cores // jobs))))  # cores per build
-    return _run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, jobs, timeout,
-                       progress, times, on_done, nice)
-
-
-def _default_jobs(cores=None):
-    return max(1, (cores or os.cpu_count() or 2) // 2)
-
-
-def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0):
-    """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs;
-    {key: Result for a failed build}."""
-    if not msgs:
-        return {}
-    jobs = jobs or _default_jobs()
-    ctx, failed, running, todo = _context(), {}, [], list(msgs)[::-1]
-    logdir = tempfile.mkdtemp(prefix="cudal1-build-")
-    bar = _bar(len(msgs), "build", progress)
-    while todo or running:
-        while todo and len(running) < jobs:
-            key = todo.pop()
-            here, there = ctx.Pipe()
-            p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
-                            name="cudal1-build")
-            _start([p])
-            there.close()
-            here.send(msgs[key])
-            running.append((key, p, here, time.time()))
-        for item in list(running):
-            key, p, conn, t0 = item
-            done = conn.poll(0.05)
-            if done or time.time() - t0 > timeout or not p.is_alive():
-                try:
-                    ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build took over {timeout:.0f} s")
-                except EOFError:
-                    ans = ("fail", "runtime_error", "crash", "the build process died")
-                if ans[0] == "fail":
-                    failed[key] = Result(ans[1], reason=f"{ans[2]}: {ans[3]}", check=ans[2])
-                if times is not None:
-                    times[key] = time.time() - t0
-                conn.close()
-                _stop([p], session=True)
-                running.remove(item)
-                bar.update(1)
-                if on_done:
-                    on_done(key, failed.get(key))
-    bar.close()
-    return failed
-
-
-def _bar(total, desc, on):
-    try:
-        from tqdm import tqdm
-        return tqdm(total=total, desc=desc, disable=not on, leave=False)
-    except ImportError:  # tqdm is in requirements.txt; degrade quietly without it
-        return types.SimpleNamespace(update=lambda n: None, close=lambda: None)
-
-
-def gpus(device):
-    """The devices evaluate_many spreads over: 'cuda' means every visible GPU; any other device is used as given."""
-    n = torch.cuda.device_count() if device == "cuda" else 0
-    return [f"cuda:{i}" for i in range(n)] if n > 1 else [device]
-
-
-def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, phases=None,
-                  overlap=None, **opts):
-    """Evaluate (ref_src, cand_src) pairs: builds in parallel, one evaluation at a time per device (so timing never
-    shares a GPU), over `devices` (default: gpus(device)). Results come back in the order of pairs; on_result(i,
-    result) is called as each one finishes (from a thread per device), e.g. to save partial work.
-    overlap (default: on CUDA devices): evaluations start while the builds run, each pair once its own builds have
-    ended; the builds then run at a lower priority on all cores but 3 per device (its judge and two workers): they
-    share the host, never the GPU. On the CPU the builds finish first: a compiler would take the cores its clock
-    measures.
-    phases (a dict): build_s (wall seconds until the last build ended), evaluate_s (wall seconds from the first
-    evaluation's start to the last one's end), build_wait_s (seconds a device waited for builds, mean over devices;
-    all of build_s without overlap), builds (sources that build an extension), build_failed (of those, the builds
-    that failed: compile errors, crashes, timeouts) and compiled (extensions the compiler built: the other working
-    builds came from the build cache) are added to it."""
-    o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
-    overlap = device.startswith("cuda") if overlap is None else overlap
-    ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
-    q, built = _Queue(pairs, {src for src in ok_so_far if _uses_extension(src)}, devices, t0), {}
-    spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(devices)), nice=10) if overlap else {}
-
-    def build():
-        try:
-            build_all(ok_so_far, device, jobs, o.build_timeout_s, progress, times=built,
-                      refs={c: r for r, c in pairs}, on_done=q.built, **spare)
-        except BaseException as e:
-            q.fail(e)
-        finally:
-            q.built(None, None)  # whatever is left pending will not be built
-
-    def drain(dev):  # one thread per device
-        while (i := q.take(dev)) is not None:
-            ref_src, cand_src = pairs[i]
-            try:
-                results[i] = _build_failure(ref_src, cand_src, q.failed) or evaluate(ref_src, cand_src, dev,
-                                                                                     built=True, **opts)
-                if on_result:
-                    on_result(i, results[i])
-            except BaseException as e:
-                q.fail(e)
-            q.last = time.time()
-            bar.update(1)
-    _context()  # the forkserver, set up once before any thread uses it
-    threads = [threading.Thread(target=build, name="cudal1-builds")]
-    threads[0].start()
-    if not overlap:
-        threads[0].join()
-    results, bar = [None] * len(pairs), _bar(len(pairs), "evaluate", progress)
-    threads += [threading.Thread(target=drain, args=(d,), name=f"cudal1-{d}") for d in devices]
-    for t in threads[1:]:
-        t.start()
-    for t in threads:
-        t.join()
-    bar.close()
-    if q.errors:
-        raise q.errors[0]
-    if phases is not None:
-        compiled = sum(f.stat().st_mtime >= t0 for f in _build_root().glob("*/built"))  # written in this call
-        wait = sum(q.waited.values()) / len(devices) if overlap else q.builds_end - t0
-        for k, v in dict(build_s=q.builds_end - t0, evaluate_s=q.last - (q.first or q.last), build_wait_s=wait,
-                         builds=len(built), build_failed=len(q.failed), compiled=compiled).items():
-            phases[k] = phases.get(k, 0) + v
-    return results
-
-
-class _Queue:
-    """evaluate_many's pairs, handed to the device threads in order, each once none of its sources waits for its
-    build (the builds end in another thread). An exception in any thread stops them all at their next pair."""
-
-    def __init__(self, pairs, pending, devices, t0):
-        self.pairs, self.todo, self.pending, self.failed, self.errors = pairs, list(range(len(pairs))), pending, {}, []
-        self.ready, self.waited = threading.Condition(), dict.fromkeys(devices, 0.0)
-        self.builds_end, self.first, self.last = t0, None, t0
-
-    def built(self, src, failure):
-        """One build ended (src None: all of them), with its failure Result or None."""
-        with self.ready:
-            self.failed.update({src: failure} if failure else {})
-            self.pending.difference_update([src] if src else list(self.pending))
-            self.builds_end = time.time() if src else self.builds_end
-            self.ready.notify_all()
-
-    def fail(self, e):
-        with self.ready:
-            self.errors.append(e)
-            self.ready.notify_all()
-
-    def take(self, dev):
-        """The first pair not taken yet whose builds have ended; None when none is left (or after an error)."""
-        with self.ready:
-            while self.todo and not self.errors:
-                i = next((i for i in self.todo if not self.pending & set(self.pairs[i])), None)
-                if i is not None:
-                    self.todo.remove(i)
-                    self.first = self.first or time.time()
-                    return i
-                t = time.time()
-                self.ready.wait()
-                self.waited[dev] += time.time() - t
-        return None
+        tree = ast.parse(src)
+    except SyntaxError as e:
+        raise TaskError(f"{where}: syntax error on line {e.lineno}: {e.msg}") from None
+    defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    missing = [n for n in TASK_NAMES if n not in defined]
+    if missing:
+        raise TaskError(f"{where}: missing {', '.join(missing)} (a KernelBench-format task defines "
+                        "class Model(nn.Module), get_inputs() and get_init_inputs())")
+    return src
+
+
+def load_task(path):
+    """Source of one task file, checked for the KernelBench shape."""
+    path = Path(path)
+    if not path.is_file():
+        raise TaskError(f"task file {path} does not exist")
+    return check_task_source(path.read_text(), where=str(path))
 
 
 # ---------------------------------------------------------------------------- CLI
-
 
 def _summary(r):
     if r.status != "ok":
@@ -2046,6 +2064,7 @@ if os.environ.pop("CUDAL1_FORKSERVER", None) == str(os.getppid()):  # this is th
     _seal(secret=False)
     _serve_only(os.getppid())
     _torch_code()  # once here (~0.4 s): every worker inherits it and walks only the modules it imports later
+
 
 if __name__ == "__main__":  # run the harness from the imported module (workers pickle their targets by module
     import evaluator          # name: from __main__ they would run a second copy of it, which no watch covers)
