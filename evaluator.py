@@ -221,7 +221,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     def build():
         try:
             build_all(ok_so_far, device, jobs, o.build_timeout_s, progress, times=built,
-                      refs={c: r for r, c in pairs}, on_done=q.built, **spare)
+                      refs={c: r for r, c in pairs}, on_done=q.built, stop=lambda: bool(q.errors), **spare)
         except BaseException as e:
             q.fail(e)
         finally:
@@ -240,16 +240,19 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
             q.last = time.time()
             bar.update(1)
     _context()  # the forkserver, set up once before any thread uses it
-    threads = [threading.Thread(target=build, name="cudal1-builds")]
-    threads[0].start()
-    if not overlap:
-        threads[0].join()
     results, bar = [None] * len(pairs), _bar(len(pairs), "evaluate", progress)
+    threads = [threading.Thread(target=build, name="cudal1-builds")]
     threads += [threading.Thread(target=drain, args=(d,), name=f"cudal1-{d}") for d in devices]
-    for t in threads[1:]:
-        t.start()
-    for t in threads:
-        t.join()
+    try:
+        threads[0].start()
+        threads[0].join() if not overlap else None
+        for t in threads[1:]:
+            t.start()
+        for t in threads:
+            t.join()
+    except BaseException as e:  # Ctrl-C: the builds are killed, each device thread stops after its evaluation
+        q.fail(e)
+        raise
     bar.close()
     if q.errors:
         raise q.errors[0]
@@ -306,17 +309,18 @@ def gpus(device):
 
 
 def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times=None, refs=None, cores=None,
-              on_done=None, nice=0):
+              on_done=None, nice=0, stop=None):
     """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
     given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
     __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}.
     cores: how many the builds share (default: all); on_done(src, failure Result or None) as each build ends, in
-    the order of srcs as far as the parallel builds allow."""
+    the order of srcs as far as the parallel builds allow; stop() true: the running builds are killed, no other
+    starts."""
     srcs, cores = list(dict.fromkeys(s for s in srcs if _uses_extension(s))), cores or os.cpu_count() or 2
     jobs = jobs or _default_jobs(cores)
     env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, cores // jobs))))  # cores per build
     return _run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, jobs, timeout,
-                       progress, times, on_done, nice)
+                       progress, times, on_done, nice, stop)
 
 
 def _build_failure(ref_src, cand_src, failed):
@@ -336,16 +340,16 @@ def _default_jobs(cores=None):
     return max(1, (cores or os.cpu_count() or 2) // 2)
 
 
-def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0):
-    """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs;
-    {key: Result for a failed build}."""
+def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0, stop=None):
+    """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs, until all have
+    ended or stop() is true; {key: Result for a failed build}."""
     if not msgs:
         return {}
     jobs = jobs or _default_jobs()
     ctx, failed, running, todo = _context(), {}, [], list(msgs)[::-1]
     logdir = tempfile.mkdtemp(prefix="cudal1-build-")
     bar = _bar(len(msgs), "build", progress)
-    while todo or running:
+    while (todo or running) and not (stop and stop()):
         while todo and len(running) < jobs:
             key = todo.pop()
             here, there = ctx.Pipe()
@@ -373,6 +377,9 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
                 bar.update(1)
                 if on_done:
                     on_done(key, failed.get(key))
+    for _, p, conn, _ in running:  # stopped: what still runs is killed
+        conn.close()
+        _stop([p], session=True)
     bar.close()
     return failed
 

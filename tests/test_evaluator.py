@@ -325,6 +325,20 @@ def test_evaluate_many_raises_what_on_result_raised_and_stops():
     assert seen == [0]
 
 
+def test_an_error_kills_the_builds_still_running():
+    """With builds alongside (overlap), an exception (here on_result's; a Ctrl-C the same) stops the builds at once:
+    the build of a module that hangs at import (for 120 s) does not hold the caller up."""
+    hangs = HONEST + "\nimport time\ntime.sleep(120)  # and load_inline is never called\n"
+    t0 = time.time()
+
+    def on_result(i, r):
+        raise OSError("no space left on device")
+    with pytest.raises(OSError, match="no space left"):
+        E.evaluate_many([(RELU, "x = 1"), (RELU, hangs)], "cpu", progress=False, overlap=True, on_result=on_result,
+                        **FAST)
+    assert time.time() - t0 < 60
+
+
 PEEK = HONEST.replace("class ModelNew", '''import os
 
 def caps(pid):
