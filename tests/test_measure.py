@@ -127,3 +127,47 @@ def test_stage1_data_goes_on_from_where_a_cut_run_stopped(tmp_path, monkeypatch)
     assert asked == [5, 3] and len(recs) == 5 and not Path(str(out) + ".partial").exists()
     assert [r["candidate"] for r in recs] == sorted(p.stem for p in (REPO / "bench/demo/candidates/relu").glob("*.py"))
     assert [r["result"]["speedup"] for r in recs] == [1.0, 2.0, 1.0, 2.0, 3.0]  # 2 kept, then 3 new ones
+
+
+def stats(faster, fast_1, copies, samples=8):
+    return dict(samples=samples, ok=0.5, copies=copies, faster=faster, fast_1=fast_1, geomean_best=1.2,
+                custom_kernel=1)
+
+
+def test_report_table_and_targets_from_a_summary(capsys, tmp_path):
+    """bench/real/report.py: a row per checkpoint and split in the stages' order; each of issue 22's targets
+    judged against the base (the faster share must also be above 0: three times a base of 0 is 0)."""
+    import report
+    summary = dict(model="M", date="2026-12-01", commit="abc", tasks_train=["a", "b"], tasks_heldout=["c"],
+                   checkpoints={"rl_contrastive": {"train": stats(0.25, 0.5, 0.0), "heldout": stats(0.0, 0.0, 0.25)},
+                                "base": {"train": stats(0.0, 0.0, 0.25), "heldout": stats(0.0, 0.0, 0.25)},
+                                "rl_plain": {"train": stats(0.0, 0.0, 0.5), "heldout": stats(0.0, 0.0, 0.5)}})
+    rows = report.table(summary).splitlines()
+    assert [r.split(" | ")[0:2] for r in rows[2:]] == [["| base", "train (2)"], ["| base", "heldout (1)"],
+                                                       ["| rl_contrastive", "train (2)"],
+                                                       ["| rl_contrastive", "heldout (1)"],
+                                                       ["| rl_plain", "train (2)"], ["| rl_plain", "heldout (1)"]]
+    assert rows[4] == "| rl_contrastive | train (2) | 8 | 50.0% | 0.0% | 25.0% | 50.0% | 1.20x | 1 |"
+    got = report.targets(summary)  # per arm: fast_1 on training tasks, faster share, held-out fast_1, copies
+    assert [what.split(":")[0] for what, _, _ in got] == ["rl_contrastive"] * 4 + ["rl_plain"] * 4
+    assert [met for _, _, met in got] == [True, True, False, True, False, False, False, False]
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary))
+    report.main([str(path)])
+    out = capsys.readouterr().out
+    assert "- rl_contrastive: fast_1 on training tasks >= 50%: 50.0%, met" in out
+    assert "- rl_plain: reference copies below the base's (25.0%): 50.0%, MISSED" in out
+    with pytest.raises(SystemExit, match="measure a checkpoint first"):
+        report.main([str(tmp_path / "none.json")])
+
+
+def test_report_plot_of_both_arms(tmp_path):
+    pytest.importorskip("matplotlib")
+    import report
+    for arm in ("c", "p"):
+        (tmp_path / arm).mkdir()
+        (tmp_path / arm / "log.jsonl").write_text("".join(json.dumps(dict(step=s, pass_rate=s / 10,
+                                                                              best_speedup={"a": 1 + s / 10})) + "\n"
+                                                          for s in (1, 2, 3)))
+    out = report.plot(tmp_path / "p.png", {"rl_contrastive": tmp_path / "c", "rl_plain": tmp_path / "p"})
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
