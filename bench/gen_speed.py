@@ -53,7 +53,7 @@ def main(argv=None):
         lengths = [len(tok(p, add_special_tokens=False)["input_ids"]) for p in prompts]
         print(f"model {cfg.model}, {len(batch)} tasks x {cfg.group_size} samples, gen_batch {cfg.gen_batch}, "
               f"max_new_tokens {cfg.max_new_tokens}, prompt tokens {min(lengths)}-{max(lengths)}")
-        for cache, attn in [(c, a) for c in args.caches.split(",") for a in args.attn.split(",")]:
+        for attn, cache in [(a, c) for a in args.attn.split(",") for c in args.caches.split(",")]:  # attn first
             model.set_attn_implementation(attn)
             rl.torch._dynamo.reset()  # a fresh compile for each: the first call's time says what it costs
             rl.DECODERS.clear()
