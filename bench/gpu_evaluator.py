@@ -99,6 +99,7 @@ def saver(items, section):
     lock = threading.Lock()
 
     def save(i, r):
+        items[i]["done_at"] = time.time()  # when it finished: during the builds or after them (overlap)
         who = {k: v for k, v in items[i].items() if k not in ("ref", "cand")}
         with lock, open(PARTIAL[0], "a") as f:
             f.write(json.dumps(dict(section=section, **who, **r.to_dict())) + "\n")
@@ -147,6 +148,8 @@ def run_batch(items, device, devices, opts):
         results = E.evaluate_many(pairs, device, devices=devices, keep_samples=True, on_result=saver(items, "batch"),
                                   phases=phases, **opts)
         wall = time.time() - t0
+    for it in items:  # seconds from the batch's start
+        it["done_at"] = round(it.get("done_at", time.time()) - t0, 3)
     rows = []
     for it, r in zip(items, results):
         row = {k: v for k, v in it.items() if k not in ("ref", "cand")}
@@ -182,6 +185,13 @@ def print_batch(b):
                 inside = sum(0.98 <= x <= 1.02 for x in xs)
                 print(f"{name}: {quantiles(xs)}; within [0.98, 1.02]: {inside}/{len(xs)}")
         print(f"all flagged same_as_reference: {all(r['same'] for r in ident)}")
+        end = b["phases"]["build_s"]  # builds ran alongside the evaluations that finished before this
+        for when, part in (("while builds ran", [r for r in ident if r["done_at"] <= end]),
+                           ("after the builds", [r for r in ident if r["done_at"] > end])):
+            xs = [r["ratio"] for r in part if r["ratio"]]
+            if xs:
+                print(f"charged ratio, {len(xs)} evaluated {when}: {quantiles(xs)}; within [0.98, 1.02]: "
+                      f"{sum(0.98 <= x <= 1.02 for x in xs)}/{len(xs)}")
     mix = [r for r in rows if r["kind"] == "mix"]
     if mix:
         print(f"\n## an RL step's mix: {len(mix)} candidates of {len({r['task'] for r in mix})} tasks\n")
