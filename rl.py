@@ -70,6 +70,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
 import argparse
 import inspect
 import json
+import math
 import os
 import pickle
 import random
@@ -710,8 +711,9 @@ def generate(cfg, model, tok, prompts, seed):
     the samples with the eager forward (the old log-probs too), as RL on a separate inference engine does."""
     from transformers import GenerationConfig
     static = cfg.gen_cache in ("static", "graphs") or (cfg.gen_cache == "auto" and cfg.device == "cuda")
-    enc = tok(prompts, return_tensors="pt", padding=True, pad_to_multiple_of=256 if static else None,
-              add_special_tokens=False).to(cfg.device)  # static: one cache shape, so one compile, per 256 tokens
+    longest = max(len(tok(p, add_special_tokens=False)["input_ids"]) for p in prompts)
+    enc = tok(prompts, return_tensors="pt", padding="max_length" if static else True, add_special_tokens=False,
+              max_length=static_length(longest) if static else None).to(cfg.device)
     eos = eos_ids(model, tok)
     gen = GenerationConfig(do_sample=True, temperature=cfg.temperature, top_p=cfg.top_p,
                            max_new_tokens=cfg.max_new_tokens, num_return_sequences=cfg.group_size,
@@ -730,6 +732,13 @@ def generate(cfg, model, tok, prompts, seed):
     real = enc["attention_mask"].bool().cpu()                     # (n, P): False on the left padding
     return [dict(prompt=enc["input_ids"][i].cpu()[real[i]], ids=ids[i * G:(i + 1) * G], mask=mask[i * G:(i + 1) * G],
                  texts=texts[i * G:(i + 1) * G]) for i in range(len(prompts))]
+
+
+def static_length(n):
+    """The length a static cache pads n prompt tokens to: 512, 1024, 2048, ... One cache shape, so one compile, per
+    length: contrastive prompts move by thousands of tokens from step to step (their exemplars' code), and finer
+    buckets (256 tokens) would recompile nearly every step, ~40 s each on the H200, until dynamo's recompile limit."""
+    return 512 << max(0, math.ceil(math.log2(n / 512)))
 
 
 DECODERS = {}  # decode's static cache and compiled forward, kept while the model and the batch's shape stay (they

@@ -242,8 +242,9 @@ def test_generate_batches_tasks_of_different_prompt_lengths():
 
 
 def test_a_static_cache_with_its_padded_prompts_samples_the_same_tokens():
-    """--gen-cache static (the CUDA default, auto) pads prompts to a multiple of 256 tokens and preallocates the KV
+    """--gen-cache static (the CUDA default, auto) pads prompts to 512, 1024, 2048, ... tokens and preallocates the KV
     cache: on the CPU its samples are the dynamic cache's, token for token, and the rollout's prompt is unpadded."""
+    assert [rl.static_length(n) for n in (1, 512, 513, 1024, 3000, 7000)] == [512, 512, 1024, 1024, 4096, 8192]
     cfg = rl.Config(model="tiny", device="cpu", group_size=2, max_new_tokens=16, temperature=0.8)
     model, tok = rl.load_policy(cfg)
     prompts = ["def f(x):\n", "import torch\nclass Model:\n    pass\n"]
