@@ -158,6 +158,7 @@ class Config:
     sft_batch: int = 16               # sft, ssl: records per AdamW step (split into grad_accum micro-batches)
     sft_contrastive: bool = False     # sft: each record also under a contrastive prompt, exemplars drawn per step
     ssl_rounds: int = 3               # ssl: rounds of sample -> keep the correct -> fine-tune on them
+    ssl_tasks: int = 0                # ssl: tasks per round, drawn as rl draws a step's (0 = every task each round)
 
 
 CHOICES = {"stage": ("collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
@@ -189,7 +190,7 @@ def check_config(cfg):
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
-    for name in ("lora_rank", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
+    for name in ("lora_rank", "ssl_tasks", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
                  "round_to_one", "eval_time_budget", "eval_precision", "eval_jobs",
                  "ckpt_every"):  # checked here, before the run folder exists
         if getattr(cfg, name) < 0:
@@ -1348,16 +1349,18 @@ def sft(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
 
 
 def ssl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
-    """Stage 2, rounds start..ssl_rounds: G plain-prompt samples per task -> evaluate (correctness; barely timed; the
-    successes timed again in full) -> one pass of sft_steps over the correct ones (reward 1; failures, reward 0, are
-    not trained on) -> database."""
+    """Stage 2, rounds start..ssl_rounds: G plain-prompt samples per task (every task, or ssl_tasks of them drawn
+    from (seed, round): rounds short enough to checkpoint within a device call) -> evaluate (correctness; barely
+    timed; the successes timed again in full) -> one pass of sft_steps over the correct ones (reward 1; failures,
+    reward 0, are not trained on) -> database."""
     plain = replace(cfg, contrastive=False)
     for rnd in range(start, cfg.ssl_rounds + 1):
         t0 = time.perf_counter()
-        rollouts = generate_all(cfg, model, tok, tasks, build_prompts(plain, db, tasks, rnd, tok), rnd)
+        batch = pick_tasks(replace(cfg, tasks_per_step=cfg.ssl_tasks), tasks, rnd) if cfg.ssl_tasks else tasks
+        rollouts = generate_all(cfg, model, tok, batch, build_prompts(plain, db, batch, rnd, tok), rnd)
         t1 = time.perf_counter()
         phases = {}
-        results = measure(cfg, tasks, rollouts, correctness_only(cfg), phases)  # successes timed again in full
+        results = measure(cfg, batch, rollouts, correctness_only(cfg), phases)  # successes timed again in full
         t2 = time.perf_counter()
         wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
         with finishing_step():  # a Ctrl-C waits for this round's updates, database, log and checkpoint
@@ -1365,9 +1368,9 @@ def ssl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
             stats = dict(loss=float(np.mean([s["loss"] for s in steps])) if steps else None, kept=len(wins),
                          tokens=sum(s["tokens"] for s in steps), updated=bool(steps))
             t3 = time.perf_counter()
-            record_winners(cfg, db, best, tasks, rollouts, results, rnd)
+            record_winners(cfg, db, best, batch, rollouts, results, rnd)
             raw = np.array([float(is_success(res)) for res in results])  # the reward of stage 2: 1 or 0
-            log_step(cfg, rnd, tasks, rollouts, raw, results, best, stats, (t0, t1, t2, t3), phases)
+            log_step(cfg, rnd, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3), phases)
             save_checkpoint(cfg, model, opt, rnd, cfg.ssl_rounds)
 
 

@@ -185,10 +185,11 @@ step sft_real ${LIMIT:-540} python3 rl.py --stage sft $(go_on $out) --model $ggu
 back $out
 }
 
-ssl_real() {  # stage 2 from bench/real/ckpt/sft: SSL_ROUNDS rounds of sample -> keep the correct -> fine-tune
+ssl_real() {  # stage 2 from bench/real/ckpt/sft: SSL_ROUNDS rounds of sample -> keep the correct -> fine-tune, 8
+# tasks a round (a round of all 30 tasks, 240 samples, would not end within one call; each round checkpoints)
 local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/ssl
 step ssl_real ${LIMIT:-540} python3 rl.py --stage ssl $(go_on $out bench/real/ckpt/sft) --model $gguf $Q05_GEN \
-    --ssl-rounds ${SSL_ROUNDS:-1} --lr ${LR:-1e-4} --out $out
+    --ssl-tasks 8 --ssl-rounds ${SSL_ROUNDS:-4} --lr ${LR:-1e-4} --out $out
 back $out
 }
 

@@ -237,6 +237,18 @@ def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
     assert gained[0]["score"] == pytest.approx(rl.rounded(rl.Config(), timed[0].speedup))
 
 
+def test_ssl_rounds_of_ssl_tasks_sample_the_tasks_drawn_for_them(relu_writer, tmp_path):
+    """--ssl-tasks 1 over two tasks: each round samples one task, the one drawn from (seed, round) as rl draws a
+    step's, and logs it; its G samples are all the round evaluates."""
+    cfg = rl.run(rl.parse_config(["--stage", "ssl", "--init-from", str(relu_writer), "--task", "cpu/relu,cpu/add_mul",
+                                  "--group-size", "2", "--ssl-rounds", "3", "--ssl-tasks", "1", "--max-new-tokens",
+                                  "120", "--device", "cpu", "--out", str(tmp_path / "run")]))
+    logs = rl.read_jsonl(tmp_path / "run" / "log.jsonl")
+    drawn = [[name for name, _ in rl.pick_tasks(rl.replace(cfg, tasks_per_step=1), rl.load_tasks(cfg), r)]
+             for r in (1, 2, 3)]
+    assert [rec["tasks"] for rec in logs] == drawn and all(sum(rec["status"].values()) == 2 for rec in logs)
+
+
 def test_ssl_resume_is_exact(relu_writer, tmp_path):
     """2 ssl rounds straight == 1 round, then --resume to 2: same weights, same AdamW moments, same log (but the
     measured speedups and wall times, which are timings)."""
