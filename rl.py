@@ -190,8 +190,8 @@ def check_config(cfg):
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
-    for name in ("lora_rank", "ssl_tasks", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
-                 "round_to_one", "eval_time_budget", "eval_precision", "eval_jobs",
+    for name in ("lora_rank", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
+                 "round_to_one", "eval_time_budget", "eval_precision", "eval_jobs", "ssl_tasks",
                  "ckpt_every"):  # checked here, before the run folder exists
         if getattr(cfg, name) < 0:
             raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
