@@ -225,7 +225,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
         except BaseException as e:
             q.fail(e)
         finally:
-            q.built(None, None)  # whatever is left pending will not be built
+            q.builds_over()  # whatever is left pending will not be built
 
     def drain(dev):  # one thread per device
         while (i := q.take(dev)) is not None:
@@ -245,7 +245,8 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     threads += [threading.Thread(target=drain, args=(d,), name=f"cudal1-{d}") for d in devices]
     try:
         threads[0].start()
-        threads[0].join() if not overlap else None
+        if not overlap:
+            threads[0].join()
         for t in threads[1:]:
             t.start()
         for t in threads:
@@ -275,11 +276,17 @@ class _Queue:
         self.builds_end, self.first, self.last = t0, None, t0
 
     def built(self, src, failure):
-        """One build ended (src None: all of them), with its failure Result or None."""
+        """src's build ended, with its failure Result or None."""
         with self.ready:
             self.failed.update({src: failure} if failure else {})
-            self.pending.difference_update([src] if src else list(self.pending))
-            self.builds_end = time.time() if src else self.builds_end
+            self.pending.discard(src)
+            self.builds_end = time.time()
+            self.ready.notify_all()
+
+    def builds_over(self):
+        """No other build will end: nothing waits for one any more."""
+        with self.ready:
+            self.pending.clear()
             self.ready.notify_all()
 
     def fail(self, e):
@@ -1164,7 +1171,8 @@ def _worker_main(conn, device, logdir, role, nice=0):
     """A worker process: answer the judge's messages until told to stop or until the first failure. nice: a build
     process's niceness (builds alongside timed evaluations yield the cores to them)."""
     build = role.startswith("build")
-    os.nice(nice) if nice else None
+    if nice:
+        os.nice(nice)
     os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
     _seal(secret=role == "reference")
     _stay_in_group(group=not build)

@@ -712,9 +712,11 @@ def generate(cfg, model, tok, prompts, seed):
     the samples with the eager forward (the old log-probs too), as RL on a separate inference engine does."""
     from transformers import GenerationConfig
     static = cfg.gen_cache in ("static", "graphs") or (cfg.gen_cache == "auto" and cfg.device == "cuda")
-    longest = max(len(tok(p, add_special_tokens=False)["input_ids"]) for p in prompts)
-    enc = tok(prompts, return_tensors="pt", padding="max_length" if static else True, add_special_tokens=False,
-              max_length=static_length(longest) if static else None).to(cfg.device)
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    if static:  # left-padded further, to one of a few lengths
+        enc = tok.pad(enc, padding="max_length", max_length=static_length(enc["input_ids"].shape[1]),
+                      return_tensors="pt")
+    enc = enc.to(cfg.device)
     eos = eos_ids(model, tok)
     gen = GenerationConfig(do_sample=True, temperature=cfg.temperature, top_p=cfg.top_p,
                            max_new_tokens=cfg.max_new_tokens, num_return_sequences=cfg.group_size,
@@ -764,8 +766,8 @@ def decode(cfg, model, enc, eos, seed, check_every=64):
     cache.reset()
     mask = torch.cat([mask, mask.new_ones(N, T)], 1)                 # (N, P + T): every new token is attended to
     pos = (mask[:, :P].cumsum(1) - 1).clamp(min=0)                  # (N, P): positions skip the left padding
-    g = torch.Generator(dev).manual_seed(seed)
-    logits = model(input_ids=ids, attention_mask=mask, position_ids=pos, **cache_arg(model, cache),
+    g, kv = torch.Generator(dev).manual_seed(seed), cache_arg(model, cache)
+    logits = model(input_ids=ids, attention_mask=mask, position_ids=pos, **kv,
                    cache_position=torch.arange(P, device=dev)).logits[:, -1]
     out = ids.new_empty(N, T)
     for t in range(T):
@@ -774,7 +776,7 @@ def decode(cfg, model, enc, eos, seed, check_every=64):
         if (t + 1) % check_every == 0 and bool(torch.isin(out[:, :t + 1], eos.to(dev)).any(1).all()):
             return out[:, :t + 1]
         logits = step(input_ids=out[:, t:t + 1], attention_mask=mask, position_ids=pos[:, P - 1:P] + 1 + t,
-                      **cache_arg(model, cache), cache_position=torch.full((1,), P + t, device=dev)).logits[:, -1]
+                      **kv, cache_position=torch.full((1,), P + t, device=dev)).logits[:, -1]
     return out
 
 
