@@ -15,6 +15,7 @@ import argparse
 import sys
 import tempfile
 import time
+import traceback
 from dataclasses import replace
 from pathlib import Path
 
@@ -58,7 +59,13 @@ def main(argv=None):
             rl.torch._dynamo.reset()  # a fresh compile for each: the first call's time says what it costs
             rl.DECODERS.clear()
             for call in range(1, args.calls + 1):
-                tokens, slots, seconds = timed_generation(replace(cfg, gen_cache=cache), model, tok, batch, prompts)
+                try:
+                    tokens, slots, seconds = timed_generation(replace(cfg, gen_cache=cache), model, tok, batch,
+                                                              prompts)
+                except Exception as e:  # one kind failing (a compile, say) leaves the others to be timed
+                    traceback.print_exc()
+                    print(f"cache {cache} attention {attn} call {call}: FAILED, {type(e).__name__}: {e}", flush=True)
+                    break
                 print(f"cache {cache} attention {attn} call {call}: {tokens} tokens ({slots} slots) in "
                       f"{seconds:.1f} s = {tokens / seconds:.0f} tok/s", flush=True)
             if args.profile:
