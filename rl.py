@@ -113,7 +113,7 @@ class Config:
     tasks_per_step: int = 4           # B: prompts per step (capped at the number of tasks)
     group_size: int = 8               # G: samples per prompt, the GRPO group
     gen_batch: int = 8                # tasks per generate call, their groups in one batch (1: each task alone)
-    gen_cache: str = "auto"           # auto|dynamic|static|graphs: KV cache (auto: static on CUDA); graphs: rl.decode
+    gen_cache: str = "auto"           # auto|dynamic|static|graphs: KV cache (auto: graphs on CUDA); graphs: rl.decode
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
     top_p: float = 1.0                # nucleus sampling mass (1 = off; rl needs 1: its loss scores no truncation)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
@@ -706,12 +706,14 @@ PURE_SAMPLING = dict(top_k=0, min_p=0.0, typical_p=1.0, repetition_penalty=1.0, 
 @torch.no_grad()
 def generate(cfg, model, tok, prompts, seed):
     """G samples of each prompt in one batch (KV-cached, prompts left-padded), after torch.manual_seed(seed); per
-    prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts. A static cache (--gen-cache; on
-    CUDA transformers then compiles the decoding step: 2.3x the tokens per second on the H200, bench/RESULTS.md)
-    samples the same tokens on the CPU; on CUDA the compiled kernels round bf16 their own way, and the loss scores
-    the samples with the eager forward (the old log-probs too), as RL on a separate inference engine does."""
+    prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts. --gen-cache: graphs (auto's
+    choice on CUDA: 3,719 generated tokens/s on the H200, static 2,731, dynamic 723; bench/RESULTS.md) is decode's
+    CUDA-graphed loop, static transformers' generate with a compiled decoding step; both sample the dynamic cache's
+    tokens on the CPU. On CUDA compiled kernels round bf16 their own way, and the loss scores the samples with the
+    eager forward (the old log-probs too), as RL on a separate inference engine does."""
     from transformers import GenerationConfig
-    static = cfg.gen_cache in ("static", "graphs") or (cfg.gen_cache == "auto" and cfg.device == "cuda")
+    graphs = cfg.gen_cache == "graphs" or (cfg.gen_cache == "auto" and cfg.device == "cuda")
+    static = graphs or cfg.gen_cache == "static"
     enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
     if static:  # left-padded further, to one of a few lengths
         enc = tok.pad(enc, padding="max_length", max_length=static_length(enc["input_ids"].shape[1]),
@@ -725,7 +727,7 @@ def generate(cfg, model, tok, prompts, seed):
     torch.manual_seed(seed)
     P, G = enc["input_ids"].shape[1], cfg.group_size
     with autocast(cfg):
-        if cfg.gen_cache == "graphs" and cfg.top_p == 1:
+        if graphs and cfg.top_p == 1:
             ids = decode(cfg, model, enc, eos, seed).cpu()            # (n * G, T): prompt i's samples are rows iG..
         else:
             ids = model.generate(**enc, generation_config=gen).cpu()[:, P:]
@@ -744,22 +746,29 @@ def static_length(n):
     return 512 << max(0, math.ceil(math.log2(n / 512)))
 
 
-DECODERS = {}  # decode's static cache and compiled forward, kept while the model and the batch's shape stay (they
-#               hold the model: DECODERS.clear() lets it go)
+DECODERS = {}  # decode's static cache and compiled forward, kept while the model and the batch's rows stay and its
+#               prompts fit (they hold the model: DECODERS.clear() lets it go)
 
 
 def decode(cfg, model, enc, eos, seed, check_every=64):
     """--gen-cache graphs: G samples of each left-padded prompt of enc without transformers' generate loop; (n * G, T)
-    token ids. A static KV cache (kept while the shape stays: DECODERS), one forward of the prompts, then one
-    forward per token, compiled on CUDA into CUDA graphs (torch.compile's reduce-overhead mode: one graph replay per
-    token, the mask and cache at fixed addresses); each token drawn from softmax(logits / temperature) by the
-    Gumbel-max trick, argmax(logits / t - log E) with E ~ Exp(1) from a generator seeded with seed; the loop ends
-    once every row has an eos (looked at every check_every tokens: one synchronisation each)."""
+    token ids. A static KV cache (kept while the rows stay and the prompts fit: DECODERS; shorter prompts are padded
+    further, so a step whose prompts are shorter than the last one's compiles nothing: on the H200 a step that fell
+    to a shorter length spent 40 s compiling), one forward of the prompts, then one forward per token, compiled on
+    CUDA into CUDA graphs (torch.compile's reduce-overhead mode: one graph replay per token, the mask and cache at
+    fixed addresses); each token drawn from softmax(logits / temperature) by the Gumbel-max trick, argmax(logits / t
+    - log E) with E ~ Exp(1) from a generator seeded with seed; the loop ends once every row has an eos (looked at
+    every check_every tokens: one synchronisation each)."""
     from transformers import StaticCache
     G, T = cfg.group_size, cfg.max_new_tokens
     ids, mask = enc["input_ids"].repeat_interleave(G, 0), enc["attention_mask"].repeat_interleave(G, 0)  # (N, P)
     (N, P), dev = ids.shape, ids.device
-    if DECODERS.get("model") is not model or DECODERS["shape"] != (N, P + T):  # a new cache and a new compile
+    kept = DECODERS.get("model") is model and DECODERS["shape"][0] == N and DECODERS["shape"][1] >= P + T
+    if kept:  # the kept cache is longer: pad on the left up to it (masked, so the samples' distribution is the same)
+        more = DECODERS["shape"][1] - T - P
+        pad = torch.nn.functional.pad
+        ids, mask, P = pad(ids, (more, 0)), pad(mask, (more, 0)), P + more
+    else:  # a new cache and a new compile
         DECODERS.update(model=model, shape=(N, P + T), cache=StaticCache(config=model.config, max_cache_len=P + T),
                         step=torch.compile(model, mode="reduce-overhead") if cfg.device == "cuda" else model)
     cache, step = DECODERS["cache"], DECODERS["step"]

@@ -36,8 +36,9 @@ smoke() {
 # a few CUDA files (~2 min on a fresh machine, builds included): worth a call of its own after a change to the
 # evaluator's process setup (_seal, _stay_in_group, _serve_only, the hold), before spending ten minutes on proof
 step smoke 150 $GE --corpus "$SMOKE" --repeats 0 --identity '' --out $OUT/smoke.json
-grep -q '^MISMATCH\|^Traceback' "$OUT/smoke.md" || ! grep -q 'as expected' "$OUT/smoke.md" && {
-    echo "smoke failed"; tail -n 60 "$OUT/stderr.log"; return 1; }
+if grep -q '^MISMATCH\|^Traceback' "$OUT/smoke.md" || ! grep -q 'as expected' "$OUT/smoke.md"; then
+    echo "smoke failed"; tail -n 60 "$OUT/stderr.log"; return 1
+fi
 }
 
 proof() {

@@ -242,7 +242,7 @@ def test_generate_batches_tasks_of_different_prompt_lengths():
 
 
 def test_a_static_cache_with_its_padded_prompts_samples_the_same_tokens():
-    """--gen-cache static (the CUDA default, auto) pads prompts to 512, 1024, 2048, ... tokens and preallocates the KV
+    """--gen-cache static (transformers' compiled decoding on CUDA) pads prompts to 512, 1024, 2048, ... tokens and preallocates the KV
     cache: on the CPU its samples are the dynamic cache's, token for token, and the rollout's prompt is unpadded."""
     assert [rl.static_length(n) for n in (1, 512, 513, 1024, 3000, 7000)] == [512, 512, 1024, 1024, 4096, 8192]
     cfg = rl.Config(model="tiny", device="cpu", group_size=2, max_new_tokens=16, temperature=0.8)
@@ -279,6 +279,30 @@ def test_our_decoding_loop_samples_from_the_softmax_as_generate_does():
         (2, 8)  # the loop stops at its first look
     assert rl.generate(replace(cfg, gen_cache="graphs", temperature=1.0), model, tok, prompts, seed=4)[0]["texts"] != \
         rl.generate(replace(cfg, gen_cache="graphs", temperature=1.0), model, tok, prompts, seed=5)[0]["texts"]
+
+
+def test_our_decoding_loop_keeps_a_longer_cache_for_shorter_prompts():
+    """decode keeps its cache (and, on CUDA, its compiled step) for a batch of the same rows whose prompts are
+    shorter than the cache's (padded further on the left, masked): near-greedy samples are a fresh cache's, token
+    for token; more rows, or prompts that do not fit, make a new cache."""
+    cfg = rl.Config(model="tiny", device="cpu", temperature=1e-4, max_new_tokens=12, group_size=2)
+    model, tok = rl.load_policy(cfg)
+    enc = lambda ps: tok(ps, return_tensors="pt", padding=True, add_special_tokens=False)  # noqa: E731
+    long, short, eos = enc(["import torch\nclass Model:\n    pass\n", "x = 1\n"]), enc(["def f(x):\n", "y = 2\n"]), \
+        rl.eos_ids(model, tok)
+    rl.DECODERS.clear()
+    rl.decode(cfg, model, long, eos, seed=3)
+    cache = rl.DECODERS["cache"]
+    kept = rl.decode(cfg, model, short, eos, seed=3)
+    assert rl.DECODERS["cache"] is cache and rl.DECODERS["shape"] == (4, long["input_ids"].shape[1] + 12)
+    rl.DECODERS.clear()
+    fresh = rl.decode(cfg, model, short, eos, seed=3)
+    assert rl.DECODERS["shape"] == (4, short["input_ids"].shape[1] + 12) and torch.equal(kept, fresh)
+    rl.decode(cfg, model, long, eos, seed=3)  # longer than the kept cache: a new one
+    assert rl.DECODERS["shape"] == (4, long["input_ids"].shape[1] + 12)
+    rl.decode(replace(cfg, group_size=3), model, short, eos, seed=3)  # other rows: a new one
+    assert rl.DECODERS["shape"] == (6, short["input_ids"].shape[1] + 12)
+    rl.DECODERS.clear()
 
 
 def test_packed_attention_reads_the_cache_unrepeated_under_compile(monkeypatch):
