@@ -99,8 +99,9 @@ class Result:
     max_err: float | None = None     # worst error / tolerance seen on the correctness sets (<= 1 passes)
     rounds: int = 0
     seconds: float = 0.0
-    phases: dict | None = None       # seconds per phase: the judge's setup (builds, imports), check, profile,
-                                     # time; the caller's spawn (3 processes) and exit (their kill and join)
+    phases: dict | None = None       # seconds per phase: the judge's warm (harness, reference side), setup (the
+                                     # candidate's: builds, imports), check, profile, time, wait (for the device:
+                                     # evaluate_many's turns); the caller's spawn (3 processes) and exit (their end)
     device: str = ""                 # where it was evaluated (evaluate_many spreads over every visible GPU)
     samples: dict | None = None      # with keep_samples: {"ref"|"cand": [(events', worker's, judge's ms), ...]}
 
@@ -153,9 +154,10 @@ LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 
 # ---------------------------------------------------------------------------- evaluate: the API, the caller's side
 
-def evaluate(ref_src, cand_src, device="cpu", *, built=False, **opts):
+def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, **opts):
     """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
-    Sources that use an extension are built first, in a build process (built=True: build_all already did).
+    Sources that use an extension are built first, in a build process (built=True: build_all already did);
+    turns: the device's _Turns, shared with the evaluations beside this one (evaluate_many).
 
     >>> r = evaluate(open("tasks/cpu/relu.py").read(), relu_candidate_src, device="cpu")
     >>> r.status, r.correct, round(r.speedup, 2)      # e.g. ('ok', True, 1.31)
@@ -173,7 +175,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, **opts):
     if fail is None:
         logdir = tempfile.mkdtemp(prefix="cudal1-eval-")
         try:
-            fail = res = _run_judge(ref_src, cand_src, device, o, logdir)
+            fail = res = _run_judge(ref_src, cand_src, device, o, logdir, turns)
             if res.status in ("runtime_error", "timeout") and res.check != "reference":
                 log = Path(logdir, "candidate.log")
                 tail = _short(log.read_text(errors="replace"), lines=6, width=800) if log.exists() else ""
@@ -199,24 +201,28 @@ def barely_timed(o):
 
 
 def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, phases=None,
-                  overlap=None, **opts):
-    """Evaluate (ref_src, cand_src) pairs: builds in parallel, one evaluation at a time per device (so timing never
-    shares a GPU), over `devices` (default: gpus(device)). Results come back in the order of pairs; on_result(i,
-    result) is called as each one finishes (from a thread per device), e.g. to save partial work.
+                  overlap=None, in_flight=None, **opts):
+    """Evaluate (ref_src, cand_src) pairs: builds in parallel, over `devices` (default: gpus(device)), in_flight
+    evaluations at a time per device (default: 2 on CUDA devices, 1 on the CPU) that take turns (_Turns): while one
+    runs candidate code, the next sets up its trusted part (processes, CUDA contexts, the reference side), and the
+    clock never shares the device. Results come back in the order of pairs; on_result(i, result) is called as each
+    one finishes (from the device threads), e.g. to save partial work.
     overlap (default: on CUDA devices): evaluations start while the builds run, each pair once its own builds have
-    ended; the builds then run at a lower priority on all cores but 3 per device (its judge and two workers): they
-    share the host, never the GPU. On the CPU the builds finish first: a compiler would take the cores its clock
-    measures.
+    ended; the builds then run at a lower priority on all cores but 3 per evaluation in flight (a judge and two
+    workers): they share the host, never the GPU. On the CPU the builds finish first: a compiler would take the
+    cores its clock measures.
     phases (a dict): build_s (wall seconds until the last build ended), evaluate_s (wall seconds from the first
-    evaluation's start to the last one's end), build_wait_s (seconds a device waited for builds, mean over devices;
+    evaluation's start to the last one's end), build_wait_s (seconds a device thread waited for builds, the mean;
     all of build_s without overlap), builds (sources that build an extension), build_failed (of those, the builds
     that failed: compile errors, crashes, timeouts) and compiled (extensions the compiler built: the other working
     builds came from the build cache) are added to it."""
     o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
     overlap = device.startswith("cuda") if overlap is None else overlap
+    in_flight = (2 if device.startswith("cuda") else 1) if in_flight is None else in_flight
+    turns, threads = {d: _Turns() for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
-    q, built = _Queue(pairs, {src for src in ok_so_far if _uses_extension(src)}, devices, t0), {}
-    spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(devices)), nice=10) if overlap else {}
+    q, built = _Queue(pairs, {src for src in ok_so_far if _uses_extension(src)}, threads, t0), {}
+    spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(threads)), nice=10) if overlap else {}
 
     def build():
         try:
@@ -227,12 +233,12 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
         finally:
             q.builds_over()  # whatever is left pending will not be built
 
-    def drain(dev):  # one thread per device
-        while (i := q.take(dev)) is not None:
+    def drain(dev, k):  # in_flight threads per device
+        while (i := q.take((dev, k))) is not None:
             ref_src, cand_src = pairs[i]
             try:
-                results[i] = _build_failure(ref_src, cand_src, q.failed) or evaluate(ref_src, cand_src, dev,
-                                                                                     built=True, **opts)
+                results[i] = _build_failure(ref_src, cand_src, q.failed) or evaluate(
+                    ref_src, cand_src, dev, built=True, turns=turns[dev], **opts)
                 if on_result:
                     on_result(i, results[i])
             except BaseException as e:
@@ -241,8 +247,8 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
             bar.update(1)
     _context()  # the forkserver, set up once before any thread uses it
     results, bar = [None] * len(pairs), _bar(len(pairs), "evaluate", progress)
-    threads = [threading.Thread(target=build, name="cudal1-builds")]
-    threads += [threading.Thread(target=drain, args=(d,), name=f"cudal1-{d}") for d in devices]
+    threads = [threading.Thread(target=build, name="cudal1-builds")] + [
+        threading.Thread(target=drain, args=(d, k), name=f"cudal1-{d}-{k}") for d, k in threads]
     try:
         threads[0].start()
         if not overlap:
@@ -259,7 +265,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
         raise q.errors[0]
     if phases is not None:
         compiled = sum(f.stat().st_mtime >= t0 for f in _build_root().glob("*/built"))  # written in this call
-        wait = sum(q.waited.values()) / len(devices) if overlap else q.builds_end - t0
+        wait = sum(q.waited.values()) / len(q.waited) if overlap else q.builds_end - t0  # mean over the threads
         for k, v in dict(build_s=q.builds_end - t0, evaluate_s=q.last - (q.first or q.last), build_wait_s=wait,
                          builds=len(built), build_failed=len(q.failed), compiled=compiled).items():
             phases[k] = phases.get(k, 0) + v
@@ -307,6 +313,54 @@ class _Queue:
                 self.ready.wait()
                 self.waited[dev] += time.time() - t
         return None
+
+
+class _Turns:
+    """One device's evaluations in flight (evaluate_many): the trusted part of their set-up (processes, CUDA contexts,
+    the harness, the reference side) runs side by side; candidate code runs in one of them at a time (its turn, from
+    the candidate's set-up to its end); the clock (profile, timed rounds, the processes' end) has the device to
+    itself. An evaluation's thread holds some of: "device" (shared by all but the clock), "turn", "clock"."""
+
+    def __init__(self):
+        self.cv, self.turn = threading.Condition(), threading.Lock()
+        self.sharing, self.clock, self.waiting = 0, False, 0
+
+    def share(self, held):
+        with self.cv:  # a clock asked for goes first: no new sharer meanwhile
+            self.cv.wait_for(lambda: not self.clock and not self.waiting)
+            self.sharing += 1
+        held.add("device")
+
+    def unshare(self, held):
+        with self.cv:
+            self.sharing -= 1
+            self.cv.notify_all()
+        held.discard("device")
+
+    def take(self, what, held):
+        """what: "go" (the turn: candidate code may run) or "clock" (the device alone)."""
+        self.unshare(held)
+        if what == "go":
+            self.turn.acquire()
+            held.add("turn")
+            self.share(held)
+            return
+        with self.cv:
+            self.waiting += 1
+            self.cv.wait_for(lambda: not self.clock and not self.sharing)
+            self.waiting, self.clock = self.waiting - 1, True
+        held.add("clock")
+
+    def leave(self, held):
+        if "device" in held:
+            self.unshare(held)
+        if "clock" in held:
+            with self.cv:
+                self.clock = False
+                self.cv.notify_all()
+        if "turn" in held:
+            self.turn.release()
+        held.clear()
 
 
 def gpus(device):
@@ -408,7 +462,21 @@ def _serve_build(spec, device, o):
     return ("failed", failed["spec"].reason) if failed else ("built",)
 
 
-def _run_judge(ref_src, cand_src, device, o, logdir):
+def _run_judge(ref_src, cand_src, device, o, logdir, turns=None):
+    """Start the judge and both workers, serve the judge's builds and turns, bound its time, stop the processes. With
+    turns (evaluate_many's, for the device): the processes start on the device's shared part (their CUDA contexts are
+    GPU work too), and whatever this evaluation holds of it is let go once they have ended."""
+    held = set()
+    if turns:
+        turns.share(held)
+    try:
+        return _judged(ref_src, cand_src, device, o, logdir, turns, held)
+    finally:
+        if turns:
+            turns.leave(held)
+
+
+def _judged(ref_src, cand_src, device, o, logdir, turns, held):
     ctx = _context()
     pipes = {role: ctx.Pipe() for role in ("reference", "candidate")}
     here, there = ctx.Pipe()
@@ -427,9 +495,14 @@ def _run_judge(ref_src, cand_src, device, o, logdir):
             if not here.poll(max(0.0, deadline - time.monotonic())):
                 res = Result("timeout", check="timeout", reason=f"timeout: the evaluation did not finish within "
                              f"{o.eval_timeout_s:.0f} s (eval_timeout_s)")
-            elif (msg := here.recv())[0] == "build":  # a worker's build, run here: its time is not the evaluation's
-                t = time.monotonic()
-                here.send(_serve_build(msg[1], device, o))
+            elif (msg := here.recv())[0] in ("build", "go", "clock"):  # their time is not the evaluation's
+                t = time.monotonic()  # a worker's build, run here; or the judge's wait for its turn or the clock
+                if msg[0] == "build":
+                    here.send(_serve_build(msg[1], device, o))
+                else:
+                    if turns:
+                        turns.take(msg[0], held)
+                    here.send(True)
                 deadline += time.monotonic() - t
             else:
                 res = Result(**msg[1])
@@ -605,10 +678,16 @@ def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, env, 
     def builds(spec):  # a worker's build request: the caller runs it outside the sandbox
         out.send(("build", spec))
         return out.recv()
+
+    def turn(what):  # "go" (candidate code may run) or "clock" (the device alone): the caller says when; seconds waited
+        t = _perf()
+        out.send((what,))
+        out.recv()
+        return _perf() - t
     ref, cand = (_Remote(c, role, o.call_timeout_s, builds)
                  for c, role in ((ref_conn, "reference"), (cand_conn, "candidate")))
     try:
-        res = judge(ref, cand, ref_src, cand_src, device, o, env, logdir)
+        res = judge(ref, cand, ref_src, cand_src, device, o, env, logdir, turn)
     except Verdict as v:
         res = Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
     except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
@@ -626,22 +705,26 @@ def _quiet_broken_pipes(kind, value, tb):
         sys.__excepthook__(kind, value, tb)
 
 
-def judge(ref, cand, ref_src, cand_src, device, o, env, logdir):
+def judge(ref, cand, ref_src, cand_src, device, o, env, logdir, turn=lambda what: 0.0):
     """Run one evaluation (inside the judge process) and return a Result; raises Verdict on failure. In order: both
-    sides set up (the reference run once here first), the correctness gate, the phase probe, the profile, the timed
-    rounds, the charge."""
-    phases, t0 = {}, _perf()
+    sides set up (the reference first, and run once here), the correctness gate, the phase probe, the profile, the
+    timed rounds, the charge. turn(what) waits for the caller's word before any candidate code runs ("go") and
+    before the profile and the clock ("clock"): evaluations beside this one run their trusted set-up meanwhile."""
+    phases, t0 = {"wait": 0.0}, _perf()
 
-    def lap(name):  # seconds spent in each phase of the evaluation, for the caller's breakdown
+    def lap(name, waited=0.0):  # seconds spent in each phase of the evaluation, for the caller's breakdown
         nonlocal t0
-        phases[name], t0 = round(_perf() - t0, 3), _perf()
-    s, checks, model64, hold = _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir)
+        phases[name], t0 = round(_perf() - t0 - waited, 3), _perf()
+        phases["wait"] = round(phases["wait"] + waited, 3)
+    s, checks, model64, hold = _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir,
+                                       lambda: lap("warm", turn("go")))
     lap("setup")
     tols, worst = _correctness_gate(s, checks, model64, o)
     _phase_probe(s, checks[-1][1], tols)
     lap("check")
+    waited = turn("clock")
     kind, note = _profile(s, cand_src, hold)
-    lap("profile")
+    lap("profile", waited)
     clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else barely_timed(o), hold, tols,
                           len(checks))
     s.audit()
@@ -699,10 +782,11 @@ class _Sides:
         _audit_processes(self.pid["cand"])
 
 
-def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir):
+def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir, go=lambda: None):
     """(_Sides, the correctness gate's input sets, the float64 reference or None, timed behind a GPU hold): the
     workers prepare their harness while the judge runs the reference once itself (its output spec, whether it is
-    deterministic); then each side gets its own buffers and builds its model, and a first audit follows."""
+    deterministic); then each side gets its own buffers, the reference builds its model, go() waits for the turn
+    of candidate code, the candidate builds its model, and a first audit follows."""
     ref_mod = _exec_module(ref_src, "reference", Path(logdir) / "reference_judge.py")
     init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
     consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
@@ -727,10 +811,9 @@ def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir):
                digest=digest, ref_mod=ref_mod, device=device)
     for side, (_, _, payload, fd) in bufs.items():
         _send_buffers(s.w[side], payload, fd)
-    cand.send("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdir, True)  # both set up at once
-    ref.send("setup", ref_src, "Model", init_args, init_seed, {}, env, logdir, False)
-    ref.reply()
-    cand.reply(o.build_timeout_s)
+    ref("setup", ref_src, "Model", init_args, init_seed, {}, env, logdir, False)
+    go()  # no candidate code has run so far
+    cand("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdir, True, timeout=o.build_timeout_s)
     s.audit()  # what importing and constructing the candidate changed, before it is ever called
     hold = ref("held") and cand("held")  # timed calls behind a GPU hold on both sides or on neither
     s.idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in s.recv["ref"]]

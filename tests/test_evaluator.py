@@ -4,6 +4,7 @@ import math
 import os
 import statistics
 import subprocess
+import threading
 import time
 import sys
 from pathlib import Path
@@ -107,6 +108,67 @@ def test_evaluate_many_with_overlap_evaluates_what_needs_no_build_while_builds_r
     assert order == [1, 2, 0]
     assert (phases["builds"], phases["build_failed"]) == (1, 1)
     assert 0 <= phases["build_wait_s"] < phases["build_s"]
+
+
+def test_turns_give_the_clock_only_to_a_device_nobody_shares():
+    """_Turns: candidate code in one evaluation at a time; the clock waits for the trusted set-up beside it to reach
+    its turn, and while the clock runs no other evaluation starts or runs anything on the device."""
+    t, a, b, c = E._Turns(), set(), set(), set()
+    t.share(a)
+    t.take("go", a)  # A runs candidate code
+    t.share(b)  # B sets up its trusted part beside it
+    clock, turn, started = threading.Event(), threading.Event(), threading.Event()
+    threading.Thread(target=lambda: (t.take("clock", a), clock.set()), daemon=True).start()
+    assert not clock.wait(0.3)  # B still sets up: no clock
+    threading.Thread(target=lambda: (t.take("go", b), turn.set()), daemon=True).start()
+    assert clock.wait(10) and not turn.wait(0.3)  # B is ready: A has the clock, B waits for A's end
+    threading.Thread(target=lambda: (t.share(c), started.set()), daemon=True).start()
+    assert not started.wait(0.3)  # nothing new starts while the clock runs
+    t.leave(a)
+    assert turn.wait(10) and started.wait(10) and a == set() and b == {"turn", "device"} and c == {"device"}
+    t.leave(b), t.leave(c)
+    assert (t.sharing, t.clock, t.waiting, t.turn.locked()) == (0, False, 0, False)
+
+
+def test_evaluate_many_in_flight_sets_up_the_next_evaluation_while_one_runs(monkeypatch):
+    """in_flight=2 (a GPU's default; tried here on the CPU): the same verdicts as one at a time; an evaluation's
+    trusted set-up ran while another one ran, so some waited for their turn (phases' wait); from the log of the
+    device's turns, candidate code ran in one evaluation at a time, and no evaluation used the device during
+    another's clock."""
+    log, lock = [], threading.Lock()
+    take, share, unshare, leave = E._Turns.take, E._Turns.share, E._Turns.unshare, E._Turns.leave
+
+    def note(what):
+        with lock:
+            log.append((time.monotonic(), threading.current_thread().name, what))
+    monkeypatch.setattr(E._Turns, "take", lambda self, what, held: (take(self, what, held), note(what)))
+    monkeypatch.setattr(E._Turns, "share", lambda self, held: (share(self, held), note("device")))
+    monkeypatch.setattr(E._Turns, "unshare", lambda self, held: (note("-device"), unshare(self, held)))
+    monkeypatch.setattr(E._Turns, "leave", lambda self, held: (note("-" + "-".join(sorted(held))), leave(self, held)))
+    wrong = HONEST.replace("x.clamp_min(0.0)", "x.clamp_min(0.0) + 1.0")
+    pairs = [(RELU, HONEST), (RELU, wrong), (RELU, SAME), (RELU, HONEST)]
+    res = E.evaluate_many(pairs, "cpu", progress=False, in_flight=2, **FAST)
+    assert [r.status for r in res] == ["ok", "wrong_output", "ok", "ok"] and res[2].same_as_reference
+    assert all({"warm", "setup", "wait"} <= r.phases.keys() for r in res if r.status == "ok")
+    assert sum(r.phases["wait"] for r in res if r.phases) > 0
+    state, spans = {}, {}  # what each thread holds; (thread, kind) -> [start, end] of each time it held kind
+    for t, who, what in log:
+        held = state.get(who, set())
+        now = set() if what.startswith("-") and what != "-device" else \
+            held - {"device"} if what == "-device" else held | {{"go": "turn"}.get(what, what)}
+        for kind in ("device", "turn", "clock"):
+            if kind in now and kind not in held:
+                spans.setdefault((who, kind), []).append([t, None])
+            elif kind in held and kind not in now:
+                spans[(who, kind)][-1][1] = t
+        state[who] = now
+    assert len(state) == 2 and not any(state.values())  # both threads ran evaluations, and let go of everything
+    assert sum(len(v) for (_, kind), v in spans.items() if kind == "clock") == 3  # the wrong one never timed
+    overlap = lambda a, b: a[0] < b[1] and b[0] < a[1]  # noqa: E731
+    for (who, kind), mine in spans.items():
+        for (other, theirs), ivs in spans.items():
+            if other != who and (kind, theirs) in (("turn", "turn"), ("clock", "clock"), ("clock", "device")):
+                assert not any(overlap(x, y) for x in mine for y in ivs), (who, kind, other, theirs)
 
 
 def test_cli_json_contract(tmp_path):
