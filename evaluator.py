@@ -680,6 +680,7 @@ def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, env, 
         return out.recv()
 
     def turn(what):  # "go" (candidate code may run) or "clock" (the device alone): the caller says when; seconds waited
+        _device_sync(device)  # nothing of this process's left running on the device meanwhile
         t = _perf()
         out.send((what,))
         out.recv()
@@ -1387,6 +1388,7 @@ class Worker:
             self.model = cls(*init_args).to(self.device)
         except Exception as e:
             raise _as_verdict(e, "runtime_error", "exception", f"{cls_name}(*get_init_inputs()) failed: ") from None
+        _device_sync(self.device)  # its work done before the answer (the reference's: before another's clock)
         # what the harness touches right after forward returns (tensor methods, builtins, itself): compared after
         # every call (import and construction are audited separately against the state before them)
         self.guard = [(name, o, dict(vars(o))) for name, o in (
