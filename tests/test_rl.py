@@ -130,10 +130,11 @@ def test_default_model_without_gpu_falls_back_to_the_demo_policy_on_cpu_tasks(ca
     assert len(out) == 1 and "no GPU" in out[0] and "demo policy" in out[0]
 
 
-def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monkeypatch):
+def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(rl, "hub_reachable", lambda timeout=3.0: False)
     monkeypatch.setattr(rl, "hub_cached", lambda model_id: False)
+    monkeypatch.setattr(rl, "FETCHED", tmp_path)  # no offline copy either (not this machine's, if it has one)
     cfg = rl.resolve_config(rl.parse_config([]))
     assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(rl.DEMO_POLICY), "cpu", "cpu/*")
     out = capsys.readouterr().out.strip().splitlines()
