@@ -62,8 +62,9 @@ esac
 mix() {  # issue 20: a batch like an RL step's (8 tasks x 8 of bench/real's stage-1 candidates, reference copies
 # filling up), evaluated as rl.py does (copies barely timed), PRECISION 0.01 by default; $1: the step's limit in s
 local data=bench/real/stage1.jsonl; test -f $data || data=$data.partial
-step mix ${1:-540} $GE --corpus '' --identity '' --repeats 0 --mix $data --precision ${PRECISION:-0.01} \
-    ${IN_FLIGHT:+--in-flight $IN_FLIGHT} --out $OUT/mix.json  # IN_FLIGHT=1: one evaluation at a time, the A/B
+local name=mix${IN_FLIGHT:+_in_flight_$IN_FLIGHT}  # IN_FLIGHT=1: one evaluation at a time per GPU, the A/B
+step $name ${1:-540} $GE --corpus '' --identity '' --repeats 0 --mix $data --precision ${PRECISION:-0.01} \
+    ${IN_FLIGHT:+--in-flight $IN_FLIGHT} --out $OUT/$name.json
 }
 
 baselines() {
