@@ -706,7 +706,7 @@ def _quiet_broken_pipes(kind, value, tb):
         sys.__excepthook__(kind, value, tb)
 
 
-def judge(ref, cand, ref_src, cand_src, device, o, env, logdir, turn=lambda what: 0.0):
+def judge(ref, cand, ref_src, cand_src, device, o, env, logdir, turn):
     """Run one evaluation (inside the judge process) and return a Result; raises Verdict on failure. In order: both
     sides set up (the reference first, and run once here), the correctness gate, the phase probe, the profile, the
     timed rounds, the charge. turn(what) waits for the caller's word before any candidate code runs ("go") and
@@ -783,7 +783,7 @@ class _Sides:
         _audit_processes(self.pid["cand"])
 
 
-def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir, go=lambda: None):
+def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir, go):
     """(_Sides, the correctness gate's input sets, the float64 reference or None, timed behind a GPU hold): the
     workers prepare their harness while the judge runs the reference once itself (its output spec, whether it is
     deterministic); then each side gets its own buffers, the reference builds its model, go() waits for the turn
