@@ -208,9 +208,9 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     clock never shares the device. Results come back in the order of pairs; on_result(i, result) is called as each
     one finishes (from the device threads), e.g. to save partial work.
     overlap (default: on CUDA devices): evaluations start while the builds run, each pair once its own builds have
-    ended; the builds then run at a lower priority on all cores but 3 per evaluation in flight (a judge and two
-    workers): they share the host, never the GPU. On the CPU the builds finish first: a compiler would take the
-    cores its clock measures.
+    ended; the builds then run at a lower priority on all cores but 3 per device (a judge and two workers), and stop
+    while a clock runs (_BuildPause): they share the host, never the GPU or a clock. On the CPU the builds finish
+    first: a compiler would take the cores its clock measures.
     phases (a dict): build_s (wall seconds until the last build ended), evaluate_s (wall seconds from the first
     evaluation's start to the last one's end), build_wait_s (seconds a device thread waited for builds, the mean;
     all of build_s without overlap), builds (sources that build an extension), build_failed (of those, the builds
@@ -219,10 +219,11 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
     overlap = device.startswith("cuda") if overlap is None else overlap
     in_flight = (2 if device.startswith("cuda") else 1) if in_flight is None else in_flight
-    turns, threads = {d: _Turns() for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
+    pause = _BuildPause() if overlap else None
+    turns, threads = {d: _Turns(pause) for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
     q, built = _Queue(pairs, {src for src in ok_so_far if _uses_extension(src)}, threads, t0), {}
-    spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(threads)), nice=10) if overlap else {}
+    spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(devices)), nice=10, pause=pause) if overlap else {}
 
     def build():
         try:
@@ -321,8 +322,8 @@ class _Turns:
     the candidate's set-up to its end); the clock (profile, timed rounds, the processes' end) has the device to
     itself. An evaluation's thread holds some of: "device" (shared by all but the clock), "turn", "clock"."""
 
-    def __init__(self):
-        self.cv, self.turn = threading.Condition(), threading.Lock()
+    def __init__(self, builds=None):
+        self.cv, self.turn, self.builds = threading.Condition(), threading.Lock(), builds  # builds: _BuildPause
         self.sharing, self.clock, self.waiting = 0, False, 0
 
     def share(self, held):
@@ -350,17 +351,58 @@ class _Turns:
             self.cv.wait_for(lambda: not self.clock and not self.sharing)
             self.waiting, self.clock = self.waiting - 1, True
         held.add("clock")
+        if self.builds:
+            self.builds.clock(True)
 
     def leave(self, held):
         if "device" in held:
             self.unshare(held)
         if "clock" in held:
+            if self.builds:
+                self.builds.clock(False)
             with self.cv:
                 self.clock = False
                 self.cv.notify_all()
         if "turn" in held:
             self.turn.release()
         held.clear()
+
+
+class _BuildPause:
+    """The build processes running beside evaluations (evaluate_many's overlap): stopped, every process of their
+    sessions (ninja puts its compilers in groups of their own), while any device's clock runs, and continued once
+    none does. Niced compilers on cores of their own still moved identical code's charged ratio as low as 0.56 on
+    the H200 while they ran beside the timed rounds (bench/RESULTS.md, session 14)."""
+
+    def __init__(self):
+        self.lock, self.clocks, self.pids = threading.Lock(), 0, set()
+
+    def started(self, pid):
+        with self.lock:
+            self.pids.add(pid)
+            if self.clocks:
+                _signal_session(pid, signal.SIGSTOP)
+
+    def ended(self, pid):
+        with self.lock:
+            self.pids.discard(pid)
+
+    def clock(self, on):
+        """A clock starts (on) or ends somewhere: the first to start stops the builds, the last to end goes on."""
+        with self.lock:
+            self.clocks += 1 if on else -1
+            if self.clocks == int(on):
+                for pid in self.pids:
+                    _signal_session(pid, signal.SIGSTOP if on else signal.SIGCONT)
+
+
+def _signal_session(sid, sig):
+    """Signal every process of a session and its leader (which may not have called setsid yet); twice, for one
+    that a process forked while the first pass ran."""
+    for _ in range(2 if sig == signal.SIGSTOP else 1):
+        for pid in {str(sid), *_group(sid, field=3)}:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), sig)
 
 
 def gpus(device):
@@ -370,18 +412,18 @@ def gpus(device):
 
 
 def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times=None, refs=None, cores=None,
-              on_done=None, nice=0, stop=None):
+              on_done=None, nice=0, stop=None, pause=None):
     """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
     given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
     __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}.
     cores: how many the builds share (default: all); on_done(src, failure Result or None) as each build ends, in
     the order of srcs as far as the parallel builds allow; stop() true: the running builds are killed, no other
-    starts."""
+    starts; pause: a _BuildPause that stops them while a clock runs."""
     srcs, cores = list(dict.fromkeys(s for s in srcs if _uses_extension(s))), cores or os.cpu_count() or 2
     jobs = jobs or _default_jobs(cores)
     env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, cores // jobs))))  # cores per build
     return _run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, jobs, timeout,
-                       progress, times, on_done, nice, stop)
+                       progress, times, on_done, nice, stop, pause)
 
 
 def _build_failure(ref_src, cand_src, failed):
@@ -401,7 +443,8 @@ def _default_jobs(cores=None):
     return max(1, (cores or os.cpu_count() or 2) // 2)
 
 
-def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0, stop=None):
+def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0, stop=None,
+                pause=None):
     """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs, until all have
     ended or stop() is true; {key: Result for a failed build}."""
     if not msgs:
@@ -411,12 +454,14 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
     logdir = tempfile.mkdtemp(prefix="cudal1-build-")
     bar = _bar(len(msgs), "build", progress)
     while (todo or running) and not (stop and stop()):
-        while todo and len(running) < jobs:
+        while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
             key = todo.pop()
             here, there = ctx.Pipe()
             p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
                             name="cudal1-build")
             _start([p])
+            if pause:
+                pause.started(p.pid)
             there.close()
             here.send(msgs[key])
             running.append((key, p, here, time.time()))
@@ -434,6 +479,8 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
                     times[key] = time.time() - t0
                 conn.close()
                 _stop([p], session=True)
+                if pause:
+                    pause.ended(p.pid)
                 running.remove(item)
                 bar.update(1)
                 if on_done:
@@ -441,6 +488,8 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
     for _, p, conn, _ in running:  # stopped: what still runs is killed
         conn.close()
         _stop([p], session=True)
+        if pause:
+            pause.ended(p.pid)
     bar.close()
     return failed
 

@@ -2,6 +2,7 @@
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
 import threading
@@ -96,18 +97,67 @@ def test_evaluate_many_mixes_static_failures_and_runs():
     assert phases["build_wait_s"] == phases["build_s"]  # on the CPU the builds end before any evaluation
 
 
-def test_evaluate_many_with_overlap_evaluates_what_needs_no_build_while_builds_run():
+def test_evaluate_many_with_overlap_evaluates_what_needs_no_build_while_builds_run(monkeypatch):
     """overlap (a GPU's default): the pairs without a build go first, while a build runs (a fresh one: a comment no
-    cache has seen), and the built pair gets its verdict after it; the device waited less than the build took."""
+    cache has seen), and the built pair gets its verdict after it; the device waited less than the build took; the
+    build's processes were stopped during the clocks."""
     fresh = (ROOT / "tests/corpus/failures/build_error.py").read_text().replace(
         "// `src` is never declared", f"// {time.time_ns()}")
-    order, phases = [], {}
+    order, phases, seen, clock = [], {}, [], E._BuildPause.clock
+
+    def noted(self, on):  # the build's processes as each clock starts: all stopped
+        clock(self, on)
+        seen.extend(_state(p) for sid in self.pids for p in {str(sid), *E._group(sid, field=3)} if on)
+    monkeypatch.setattr(E._BuildPause, "clock", noted)
     res = E.evaluate_many([(RELU, fresh), (RELU, HONEST), (RELU, SAME)], "cpu", progress=False, phases=phases,
                           overlap=True, on_result=lambda i, r: order.append(i), **FAST)
     assert [r.status for r in res] == ["compile_error", "ok", "ok"] and res[0].check == "build"
     assert order == [1, 2, 0]
     assert (phases["builds"], phases["build_failed"]) == (1, 1)
     assert 0 <= phases["build_wait_s"] < phases["build_s"]
+    assert seen and set(seen) <= {"T", "Z", None}, seen  # (Z, None: a compiler that had ended)
+
+
+def _state(pid):
+    """A process's state letter from /proc (None: gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def test_build_pause_stops_every_process_of_a_build_while_any_clock_runs():
+    """_BuildPause: a build's session (its leader and a child in a group of its own, as ninja starts compilers)
+    stops when the first clock starts, stays stopped until the last one ends, then goes on; a build that starts
+    during a clock is stopped at once."""
+    code = "import os, subprocess, time; os.setsid(); subprocess.Popen(['sleep', '60'], process_group=0); time.sleep(60)"
+    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and not all(len(E._group(p.pid, field=3)) == 2 for p in procs):
+            time.sleep(0.05)
+        tree = lambda p: [_state(q) for q in E._group(p.pid, field=3)]  # noqa: E731
+        wait = lambda p, want: any(set(tree(p)) == {want} or time.sleep(0.05) for _ in range(100))  # noqa: E731
+        pause = E._BuildPause()
+        pause.started(procs[0].pid)
+        assert len(tree(procs[0])) == 2 and wait(procs[0], "S")
+        pause.clock(True), pause.clock(True)
+        assert wait(procs[0], "T")
+        pause.started(procs[1].pid)  # starts while a clock runs
+        assert wait(procs[1], "T")
+        pause.clock(False)
+        assert set(tree(procs[0])) == {"T"}  # one clock still runs
+        pause.clock(False)
+        assert wait(procs[0], "S") and wait(procs[1], "S")
+        pause.ended(procs[1].pid)
+        pause.clock(True)
+        assert wait(procs[0], "T") and set(tree(procs[1])) == {"S"}  # an ended build is left alone
+        pause.clock(False)
+    finally:
+        for p in procs:
+            for q in E._group(p.pid, field=3):
+                os.kill(int(q), signal.SIGKILL)
+            p.wait()
 
 
 def test_turns_give_the_clock_only_to_a_device_nobody_shares():
