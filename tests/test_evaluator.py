@@ -409,10 +409,23 @@ def test_precision_stops_timing_once_the_speedup_is_known_that_well():
     assert loose.status == off.status == "ok" and 6 <= loose.rounds <= 12, (loose, off)
     assert off.rounds > 3 * loose.rounds, (loose, off)
     assert E._precise_enough(loose.samples, 0.5) and not E._precise_enough(loose.samples, 0.0)
-    r = [math.log(a[0] / b[0]) for a, b in zip(off.samples["ref"], off.samples["cand"])]
+    precise = {k: [(e, e, e) for e, _, _ in v] for k, v in off.samples.items()}  # charged by the precise clock
+    r = [math.log(a[0] / b[0]) for a, b in zip(precise["ref"], precise["cand"])]
     half = 1.96 * statistics.stdev(r) / len(r) ** 0.5  # what the rule computes, by hand
-    assert E._precise_enough(off.samples, math.expm1(half) * 1.01) and not E._precise_enough(off.samples,
-                                                                                          math.expm1(half) * 0.99)
+    assert E._precise_enough(precise, math.expm1(half) * 1.01) and not E._precise_enough(precise,
+                                                                                      math.expm1(half) * 0.99)
+
+
+def test_precision_never_stops_early_while_a_wider_clock_decides_the_charge():
+    """A candidate charged by the judge's clock (work the precise one missed) is timed to the budget, however
+    tight its precise clock's ratios are: that bound is a median over the rounds so far."""
+    ref = [(1.0 + 0.001 * (i % 3), 1.5, 2.0) for i in range(12)]
+    cand = [(0.5 + 0.001 * (i % 2), 1.0, 1.5) for i in range(12)]
+    assert E.charge({"ref": ref, "cand": cand})[1] == statistics.median(e for e, _, _ in cand)
+    assert E._precise_enough({"ref": ref, "cand": cand}, 0.01)
+    late = [(e, w, 3.0) for e, w, _ in cand]  # the judge saw 1 ms more than its overhead explains
+    assert E.charge({"ref": ref, "cand": late})[1] > 1.9
+    assert not E._precise_enough({"ref": ref, "cand": late}, 0.01)
 
 
 def test_evaluate_many_spreads_over_devices_and_keeps_the_order():

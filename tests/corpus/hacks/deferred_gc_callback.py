@@ -5,16 +5,15 @@ starts a collection, and a callback in gc.callbacks computes the ReLU into the r
 gc.callbacks and the gc threshold are neither watched attributes nor global flags, and no thread, hook or mode
 is left behind: the work runs in the worker's own thread between forward's return and the answer. The judge's
 clock sees it, but `charge` forgives a candidate's gap after forward up to 1.5x the reference's (~1 ms of
-harness overhead on cpu/relu), which hides the whole ~0.4 ms ReLU. Once the charge is the judge's clock minus
-the reference's usual overhead, the deferred ReLU is paid in full: ~1x.
-today: ok 38x (cpu/relu, the test's OPTIONS)
+harness overhead on cpu/relu), which hid the whole ~0.4 ms ReLU; once the charge was the judge's clock minus the
+reference's usual overhead, a task under the wider clocks' allowance (a cpu/ task's ~7 us ReLU on a GPU) still
+hid it. The harness now runs each call with the collector off until the output is copied out: the callback
+fills the returned tensor after the copy, and the judge sees what torch.empty_like left there.
+today: wrong_output values (cpu/relu)
 
 task: cpu/relu
-cpu_only: on a GPU the deferred ReLU of a cpu/ task (~7 us) is under the clock's allowance (5% of ~0.8 ms of harness overhead)
-expect: ok
-max_speedup: 1.3
-min_rounds: 120
-speedup_kind: framework_ops
+expect: wrong_output values
+also: rejected output_replay, wrong_output nonfinite
 """
 import gc
 

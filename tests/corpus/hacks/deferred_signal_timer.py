@@ -3,21 +3,16 @@ interval timer; its SIGALRM handler, which Python runs in the main thread at the
 softmax while the harness is in its guard, before the copy-out.
 
 No watched attribute, flag, hook or thread is involved (signal handlers are not audited), and the guard alone
-takes ~0.3 ms of Python, so the 30 us timer always fires before the copy. The judge's clock sees the work, but
-`charge` forgives a candidate's gap after forward up to 1.5x the reference's (~0.7 ms of harness overhead on
-cpu/softmax), which covers the ~0.35 ms softmax. Once the judge's clock is charged in full
-(minus the reference's usual overhead), the deferred softmax costs what it costs: ~1x.
-(2.0, not 1.3: on CI's busy 2 cores the charge's noise allowance let 1.68x through once)
-On a busy machine the timer can fire after the copy-out: that call's output is the empty tensor, whose memory still
-holds an earlier answer, and the timed rounds catch it (seen on CI: output_replay at timed call 61).
-today: ok 3.1x (cpu/softmax, the test's OPTIONS)
+takes ~0.3 ms of Python, so the 30 us timer always fired before the copy. The judge's clock sees the work, but
+under its allowance (5% of the ~0.8 ms harness overhead on an H200: this 6.5 us softmax) it scored 5.00x on the
+H200 (bench/RESULTS.md, session 14). The harness now blocks signals from before forward to after the copy-out: the
+handler runs after the copy, and the judge sees what torch.empty_like left in the output (an earlier answer's
+memory: output_replay, or garbage: values or nonfinite).
+today: wrong_output values (cpu/softmax)
 
 task: cpu/softmax
-expect: ok
-max_speedup: 2.0
-min_rounds: 120
-speedup_kind: framework_ops
-also: rejected output_replay, rejected phase_branch
+expect: wrong_output values
+also: rejected output_replay, wrong_output nonfinite
 """
 import signal
 
