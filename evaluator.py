@@ -1522,7 +1522,8 @@ class Worker:
             _gc_enable() if was_on else None
 
     def _run(self, b, probe, hold, mask):
-        """run() once the collector is off and the signals in mask blocked (`deferred_work` if forward changed either)."""
+        """run() once the collector is off and the signals in mask are blocked (`deferred_work`: forward changed
+        either)."""
         threads = set(threading.enumerate())
         hold = hold and self.hold is not None
         t0 = _perf()

@@ -130,7 +130,8 @@ def test_build_pause_stops_every_process_of_a_build_while_any_clock_runs():
     """_BuildPause: a build's session (its leader and a child in a group of its own, as ninja starts compilers)
     stops when the first clock starts, stays stopped until the last one ends, then goes on; a build that starts
     during a clock is stopped at once."""
-    code = "import os, subprocess, time; os.setsid(); subprocess.Popen(['sleep', '60'], process_group=0); time.sleep(60)"
+    code = ("import os, subprocess, time; os.setsid(); subprocess.Popen(['sleep', '60'], process_group=0); "
+            "time.sleep(60)")
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
     try:
         deadline = time.time() + 30
