@@ -344,7 +344,9 @@ class _Turns:
         held.discard("device")
 
     def take(self, what, held):
-        """what: "go" (the turn: candidate code may run) or "clock" (the device alone)."""
+        """what: "go" (the turn: candidate code may run) or "clock" (the device alone; held once, until leave)."""
+        if "clock" in held:
+            return
         self.unshare(held)
         if what == "go":
             self.turn.acquire()
@@ -402,12 +404,26 @@ class _BuildPause:
 
 
 def _signal_session(sid, sig):
-    """Signal every process of a session and its leader (which may not have called setsid yet); twice, for one
-    that a process forked while the first pass ran."""
-    for _ in range(2 if sig == signal.SIGSTOP else 1):
-        for pid in {str(sid), *_group(sid, field=3)}:
+    """Signal every process of a session and its leader (which may not have called setsid yet); SIGSTOP twice, for
+    one that a process forked while the first pass ran, then wait (up to 50 ms) until they have stopped: kill()
+    returns before a process running on another core has."""
+    stop = sig == signal.SIGSTOP
+    for _ in range(2 if stop else 1):
+        pids = {str(sid), *_group(sid, field=3)}
+        for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), sig)
+    deadline = _perf() + 0.05
+    while stop and _perf() < deadline and not all(_state(p) in "tTXZ" for p in pids):
+        time.sleep(0.001)
+
+
+def _state(pid):
+    """A process's state letter from /proc ("X" once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "X"
 
 
 def gpus(device):
@@ -1312,6 +1328,8 @@ def _worker_main(conn, device, logdir, role, nice=0):
     """A worker process: answer the judge's messages until told to stop or until the first failure. nice: a build
     process's niceness (builds alongside timed evaluations yield the cores to them)."""
     build = role.startswith("build")
+    if not build:  # every thread started from here on (CUDA's, OpenMP's) blocks them too: none can take a signal
+        _sigmask(signal.SIG_BLOCK, _SIGNALS)  # whose handler would run in the main thread inside the harness (run)
     if nice:
         os.nice(nice)
     os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
@@ -1509,10 +1527,11 @@ class Worker:
         start to the end of the copy-out; whether the output aliases an input; threads it left running).
         hold (timed calls, CUDA): the GPU is held (_gpu_hold) while forward launches; the events start after it,
         and the worker's ms leave out its length.
-        From before forward to after the copy-out the garbage collector is off and signals are blocked: a collection
+        From before forward to after the copy-out the garbage collector is off and signals are blocked (in every
+        thread of a worker from its start; here again, in case the candidate unblocked them): a collection
         (gc.callbacks, finalizers) or a signal's handler (a timer armed in forward) would run the candidate's code
         in the harness after forward returned, off the precise clock and under the wider clocks' allowance (on the
-        H200 a timer deferring a softmax scored 5x). Code they trigger runs after the copy-out, on nothing."""
+        H200 a timer deferring a softmax scored 5x). A collection runs after the copy-out, on nothing."""
         was_on, blocked = _gc_on(), _sigmask(signal.SIG_BLOCK, _SIGNALS)
         _gc_disable()
         try:
