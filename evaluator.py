@@ -378,8 +378,8 @@ class _Turns:
 class _BuildPause:
     """The build processes running beside evaluations (evaluate_many's overlap): stopped, every process of their
     sessions (ninja puts its compilers in groups of their own), while any device's clock runs, and continued once
-    none does. Niced compilers on cores of their own still moved identical code's charged ratio as low as 0.56 on
-    the H200 while they ran beside the timed rounds (bench/RESULTS.md, session 14)."""
+    none does: niced compilers on cores of their own still move the wider clocks of the timed rounds beside them
+    (bench/RESULTS.md, §5)."""
 
     def __init__(self):
         self.lock, self.clocks, self.pids = threading.Lock(), 0, set()
@@ -990,10 +990,9 @@ def _timed_rounds(s, o, hold, tols, n_checks):
 
 def _precise_enough(clock, precision):
     """Is the speedup known within +-precision? 95% confidence from the rounds' paired log ratios of the precise
-    clocks (1.96 x their standard error), if the precise clock is what the candidate is charged so far: a wider
-    clock's bound that decides is a median over the rounds so far (on the H200, stopped at 10 rounds, one kernel
-    was charged 0.36 ms in one evaluation and 0.14 ms in two others: bench/RESULTS.md, session 14); then the time
-    budget decides. precision 0: never (the time budget and max_rounds decide)."""
+    clocks (1.96 x their standard error), if the precise clock is what the candidate is charged so far; a wider
+    clock's bound that decides is a median over the rounds so far, which a few rounds move (bench/RESULTS.md, §4):
+    then the time budget decides. precision 0: never (the time budget and max_rounds decide)."""
     if not precision or len(clock["ref"]) < 2 or charge(clock)[1] > statistics.median(e for e, _, _ in clock["cand"]):
         return False
     r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
@@ -1530,15 +1529,16 @@ class Worker:
         From before forward to after the copy-out the garbage collector is off and signals are blocked (in every
         thread of a worker from its start; here again, in case the candidate unblocked them): a collection
         (gc.callbacks, finalizers) or a signal's handler (a timer armed in forward) would run the candidate's code
-        in the harness after forward returned, off the precise clock and under the wider clocks' allowance (on the
-        H200 a timer deferring a softmax scored 5x). A collection runs after the copy-out, on nothing."""
+        in the harness after forward returned, off the precise clock and under the wider clocks' allowance. A
+        collection runs after the copy-out, on nothing."""
         was_on, blocked = _gc_on(), _sigmask(signal.SIG_BLOCK, _SIGNALS)
         _gc_disable()
         try:
             return self._run(b, probe, hold, _sigmask(signal.SIG_BLOCK, ()))
-        finally:  # a signal held back, or a collection, runs the code it triggers now: after the copy-out
+        finally:  # a collection runs what it triggers now, after the copy-out (signals stay blocked: _worker_main)
             _sigmask(signal.SIG_SETMASK, blocked)
-            _gc_enable() if was_on else None
+            if was_on:
+                _gc_enable()
 
     def _run(self, b, probe, hold, mask):
         """run() once the collector is off and the signals in mask are blocked (`deferred_work`: forward changed
@@ -1558,8 +1558,8 @@ class Worker:
             _record(ev[1], stream)
         t1 = _perf()  # forward's end on the CPU (on CUDA the clock runs on to the end of the synchronize below)
         if _gc_on() or _sigmask(signal.SIG_BLOCK, ()) != mask:
-            raise Verdict("rejected", "deferred_work", "forward turned the garbage collector on or unblocked signals "
-                          "during the timed call: code of its own could run in the harness after forward returned")
+            raise Verdict("rejected", "deferred_work", "forward turned the garbage collector on or unblocked signals: "
+                          "code of its own could run in the harness after forward returned")
         snap = None
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
             self._guard()  # before the harness' clone below
