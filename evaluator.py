@@ -404,24 +404,33 @@ class _BuildPause:
 
 
 def _signal_session(sid, sig):
-    """Signal every process of a session and its leader (which may not have called setsid yet); SIGSTOP twice, for
-    one that a process forked while the first pass ran, then wait (up to 50 ms) until they have stopped: kill()
-    returns before a process running on another core has."""
-    stop = sig == signal.SIGSTOP
-    for _ in range(2 if stop else 1):
+    """Signal every process of a session and its leader (which may not have called setsid yet), SIGSTOP and SIGKILL
+    three times over (for a process forked while a pass ran); after SIGSTOP, wait until they have stopped."""
+    for _ in range(1 if sig == signal.SIGCONT else 3):
         pids = {str(sid), *_group(sid, field=3)}
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), sig)
+    if sig == signal.SIGSTOP:
+        _wait_stopped(lambda: [f"/proc/{p}/stat" for p in pids])
+
+
+def _wait_stopped(stat_files):
+    """Wait (up to 50 ms) until the processes or threads of these /proc stat files have stopped or ended: kill()
+    returns before one running on another core has."""
     deadline = _perf() + 0.05
-    while stop and _perf() < deadline and not all(_state(p) in "tTXZ" for p in pids):
-        time.sleep(0.001)
+    while _perf() < deadline:
+        try:
+            if all(_state(f) in "tTXZ" for f in stat_files()):
+                return
+        except OSError:  # gone: its next answer says how
+            return
 
 
-def _state(pid):
-    """A process's state letter from /proc ("X" once it is gone)."""
+def _state(stat):
+    """The state letter in a /proc stat file ("X" once its process or thread is gone)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return Path(stat).read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return "X"
 
@@ -657,10 +666,8 @@ def _stop(procs, session=False):
     for p in procs:
         if p.pid is not None:
             _signal_group(p.pid, signal.SIGKILL)  # the worker and any process it started (builds, strays)
-            for _ in range(3 if session else 0):  # a build's processes in groups of their own (ninja's compilers)
-                for pid in _group(p.pid, field=3):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(int(pid), signal.SIGKILL)
+            if session:  # a build's processes in groups of their own (ninja's compilers)
+                _signal_session(p.pid, signal.SIGKILL)
         if p.is_alive():
             p.kill()
     for p in procs:
@@ -993,10 +1000,11 @@ def _precise_enough(clock, precision):
     clocks (1.96 x their standard error), if the precise clock is what the candidate is charged so far; a wider
     clock's bound that decides is a median over the rounds so far, which a few rounds move (bench/RESULTS.md, §4):
     then the time budget decides. precision 0: never (the time budget and max_rounds decide)."""
-    if not precision or len(clock["ref"]) < 2 or charge(clock)[1] > statistics.median(e for e, _, _ in clock["cand"]):
+    if not precision or len(clock["ref"]) < 2:
         return False
     r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
-    return 1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)
+    return (1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)  # the charge only once that holds
+            and charge(clock)[1] <= statistics.median(e for e, _, _ in clock["cand"]))
 
 
 def _timed(w, pgid, stage, xs, b, hold, device):
@@ -1092,15 +1100,7 @@ def _stop_group(pgid):
     """SIGSTOP a worker's group and wait (up to 50 ms) until its worker's threads have stopped: kill() returns before
     a thread running on another core has, and the judge is about to write that side's inputs."""
     _signal_group(pgid, signal.SIGSTOP)
-    deadline = _perf() + 0.05
-    while _perf() < deadline:
-        try:
-            states = [Path(t, "stat").read_text().rsplit(")", 1)[1].split()[0] for t in
-                      Path(f"/proc/{pgid}/task").iterdir()]
-        except (OSError, IndexError):  # gone, or a thread ended while read: its next answer says how
-            return
-        if all(s in "tTXZ" for s in states):
-            return
+    _wait_stopped(lambda: [t / "stat" for t in Path(f"/proc/{pgid}/task").iterdir()])
 
 
 def _signal_group(pgid, sig):

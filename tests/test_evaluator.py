@@ -107,7 +107,8 @@ def test_evaluate_many_with_overlap_evaluates_what_needs_no_build_while_builds_r
 
     def noted(self, on):  # the build's processes as each clock starts: all stopped
         clock(self, on)
-        seen.extend(E._state(p) for sid in self.pids for p in {str(sid), *E._group(sid, field=3)} if on)
+        seen.extend(E._state(f"/proc/{p}/stat") for sid in self.pids if on
+                    for p in {str(sid), *E._group(sid, field=3)})
     monkeypatch.setattr(E._BuildPause, "clock", noted)
     res = E.evaluate_many([(RELU, fresh), (RELU, HONEST), (RELU, SAME)], "cpu", progress=False, phases=phases,
                           overlap=True, on_result=lambda i, r: order.append(i), **FAST)
@@ -129,7 +130,7 @@ def test_build_pause_stops_every_process_of_a_build_while_any_clock_runs():
         deadline = time.time() + 30
         while time.time() < deadline and not all(len(E._group(p.pid, field=3)) == 2 for p in procs):
             time.sleep(0.05)
-        tree = lambda p: [E._state(q) for q in E._group(p.pid, field=3)]  # noqa: E731
+        tree = lambda p: [E._state(f"/proc/{q}/stat") for q in E._group(p.pid, field=3)]  # noqa: E731
         wait = lambda p, want: any(set(tree(p)) == {want} or time.sleep(0.05) for _ in range(100))  # noqa: E731
         pause = E._BuildPause()
         pause.started(procs[0].pid)
