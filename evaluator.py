@@ -405,23 +405,24 @@ class _BuildPause:
 
 def _signal_session(sid, sig):
     """Signal every process of a session and its leader (which may not have called setsid yet), SIGSTOP and SIGKILL
-    three times over (for a process forked while a pass ran); after SIGSTOP, wait until they have stopped."""
+    three times over (for a process forked while a pass ran); after SIGSTOP, wait until they have stopped or sleep
+    uninterruptibly (D: in the kernel, on disk I/O mostly, off the cores; they stop on their way out of it)."""
     for _ in range(1 if sig == signal.SIGCONT else 3):
         pids = {str(sid), *_group(sid, field=3)}
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), sig)
     if sig == signal.SIGSTOP:
-        _wait_stopped(lambda: [f"/proc/{p}/stat" for p in pids])
+        _wait_stopped(lambda: [f"/proc/{p}/stat" for p in pids], settled="tTXZD")
 
 
-def _wait_stopped(stat_files):
-    """Wait (up to 50 ms) until the processes or threads of these /proc stat files have stopped or ended: kill()
-    returns before one running on another core has."""
+def _wait_stopped(stat_files, settled="tTXZ"):
+    """Wait (up to 50 ms) until the processes or threads of these /proc stat files have stopped or ended (their states
+    in settled): kill() returns before one running on another core has."""
     deadline = _perf() + 0.05
     while _perf() < deadline:
         try:
-            if all(_state(f) in "tTXZ" for f in stat_files()):
+            if all(_state(f) in settled for f in stat_files()):
                 return
         except OSError:  # gone: its next answer says how
             return
