@@ -42,6 +42,7 @@ import contextlib
 import copy
 import ctypes
 import errno
+import fcntl
 import fnmatch
 import gc
 import hashlib
@@ -57,9 +58,11 @@ import random
 import re
 import resource
 import secrets
+import shlex
 import signal
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -1782,6 +1785,9 @@ def _compile(spec, folder):
         for path, (_, text) in zip(args["sources"], spec["args"]["files"]):
             Path(path).write_text(text)
     ce._import_module_from_library = lambda *a: None  # compile only: this process never runs the candidate's code
+    ninja = getattr(ce._run_ninja_build, "__wrapped__", ce._run_ninja_build)
+    ce._run_ninja_build = lambda directory, *a, **k: (_use_pch(Path(directory)), ninja(directory, *a, **k))
+    ce._run_ninja_build.__wrapped__ = ninja
     try:
         fn = ce.load if spec["kind"] == "load" else ce.load_inline
         getattr(fn, "__wrapped__", fn)(build_directory=str(folder), **args)  # torch's own, not _serve_builds
@@ -1789,6 +1795,37 @@ def _compile(spec, folder):
         (folder / "failed").write_text(f"Error building extension '{spec['args']['name']}': {_short(e)}")
         raise
     (folder / "built").write_text(json.dumps(spec["args"]["name"]))
+
+
+def _use_pch(folder):
+    """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
+    once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
+    g++ takes the .gch for the header (one it cannot use, it ignores). It halves main.cpp's compile (bench/RESULTS.md,
+    §4). The first build to need one compiles it; builds beside it meanwhile go without."""
+    ninja = folder / "build.ninja"
+    text = ninja.read_text() if ninja.exists() else ""
+    cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))
+    if not (cflags and cxx):
+        return
+    flags = re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags.group(1))
+    pch = _build_root() / "pch" / hashlib.sha256(f"{cxx.group(1)}|{flags}".encode()).hexdigest()[:16]
+    gch = pch / "torch" / "extension.h.gch"
+    if not gch.exists():
+        gch.parent.mkdir(parents=True, exist_ok=True)
+        with open(pch / "lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # another build is compiling it
+                return
+            from torch.utils.cpp_extension import include_paths
+            header = Path(include_paths()[0]) / "torch" / "extension.h"
+            part = gch.with_suffix(f".{os.getpid()}")
+            made = subprocess.run(f"{cxx.group(1)} -x c++-header {flags} {shlex.quote(str(header))} -o {part}",
+                                  shell=True, capture_output=True)
+            if made.returncode or not part.exists():
+                return part.unlink(missing_ok=True)
+            part.rename(gch)
+    ninja.write_text(text.replace(cflags.group(0), f"cflags = -I{shlex.quote(str(pch))} {cflags.group(1)}", 1))
 
 
 def _serve_builds(worker, local):

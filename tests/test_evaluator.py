@@ -2,6 +2,7 @@
 import json
 import math
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -462,6 +463,37 @@ def test_an_error_kills_the_builds_still_running():
         E.evaluate_many([(RELU, "x = 1"), (RELU, hangs)], "cpu", progress=False, overlap=True, on_result=on_result,
                         **FAST)
     assert time.time() - t0 < 60
+
+
+def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypatch):
+    """A build's main.cpp gets torch/extension.h from the build cache's .gch (g++ -H marks a header it took from a
+    .gch with '!'), made once for builds with the same C++ flags and reused by the next; other flags get their own."""
+    import torch.utils.cpp_extension as ce
+    for name in ("_import_module_from_library", "_run_ninja_build"):  # _compile patches them; put them back after
+        monkeypatch.setattr(ce, name, getattr(ce, name))
+    monkeypatch.setenv("CUDAL1_BUILD_DIR", str(tmp_path))
+    spec = {"kind": "load_inline", "args": {"name": "pch_a", "cpp_sources": "int f(int x) { return x + 1; }",
+                                            "functions": ["f"]}}
+    E._compile(spec, tmp_path / "a")
+    cflags = re.search(r"^cflags = (.*)$", (tmp_path / "a/build.ninja").read_text(), re.M).group(1)
+    (gch,) = tmp_path.glob("pch/*/torch/extension.h.gch")
+    assert cflags.startswith(f"-I{gch.parent.parent} ")
+    seen = subprocess.run(f"c++ -H -fsyntax-only {cflags} main.cpp", shell=True, cwd=tmp_path / "a",
+                          capture_output=True, text=True)
+    assert f"! {gch}" in seen.stderr.splitlines(), seen.stderr[:2000]
+    for folder, extra in (("b", "-DTORCH_EXTENSION_NAME=pch_b"), ("c", "-DTORCH_EXTENSION_NAME=pch_c -O2")):
+        (tmp_path / folder).mkdir()
+        plain = re.sub(r"^cflags = -I\S+ -DTORCH_EXTENSION_NAME=pch_a", f"cflags = {extra}",
+                       (tmp_path / "a/build.ninja").read_text(), flags=re.M)
+        (tmp_path / folder / "build.ninja").write_text(plain)
+        monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("a second .gch for the same flags"))
+        if folder == "c":  # other flags: a .gch of their own (the compiler not run here: an empty one)
+            monkeypatch.setattr(subprocess, "run", lambda cmd, **k: Path(cmd.split(" -o ")[-1]).write_text("")
+                                or subprocess.CompletedProcess(cmd, 0))
+        E._use_pch(tmp_path / folder)
+    flags = [re.search(r"^cflags = -I(\S+) ", (tmp_path / f / "build.ninja").read_text(), re.M) for f in "bc"]
+    assert flags[0].group(1) == str(gch.parent.parent) != flags[1].group(1)
+    assert len(list(tmp_path.glob("pch/*/torch/extension.h.gch"))) == 2
 
 
 PEEK = HONEST.replace("class ModelNew", '''import os
