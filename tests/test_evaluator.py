@@ -1,4 +1,6 @@
 """Evaluator contracts: static checks, the CLI, the Python API, batches. The hack corpus is in test_corpus.py."""
+import fcntl
+import hashlib
 import json
 import math
 import os
@@ -494,6 +496,21 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
     flags = [re.search(r"^cflags = -I(\S+) ", (tmp_path / f / "build.ninja").read_text(), re.M) for f in "bc"]
     assert flags[0].group(1) == str(gch.parent.parent) != flags[1].group(1)
     assert len(list(tmp_path.glob("pch/*/torch/extension.h.gch"))) == 2
+    # flags whose .gch another build is compiling (it holds the lock): main.cpp's compiler waits until it is done
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d/build.ninja").write_text(plain.replace("-O2", "-O3"))
+    key = hashlib.sha256(("c++|" + re.search(r"^cflags = (.*)$", plain, re.M).group(1).replace(
+        "-DTORCH_EXTENSION_NAME=pch_c", "").replace("-O2", "-O3")).encode()).hexdigest()[:16]
+    (tmp_path / "pch" / key / "torch").mkdir(parents=True)
+    with open(tmp_path / "pch" / key / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        E._use_pch(tmp_path / "d")
+        cxx = re.search(r"^cxx = (.*)$", (tmp_path / "d/build.ninja").read_text(), re.M).group(1)
+        assert cxx.startswith("flock -s ") and f"-I{tmp_path / 'pch' / key} " in (tmp_path / "d/build.ninja").read_text()
+        waiting = subprocess.Popen(f"{cxx} --version", shell=True, stdout=subprocess.DEVNULL)
+        time.sleep(1.0)
+        assert waiting.poll() is None  # still waiting for the lock
+    assert waiting.wait(timeout=30) == 0
 
 
 PEEK = HONEST.replace("class ModelNew", '''import os
