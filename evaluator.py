@@ -456,7 +456,7 @@ def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times
     starts; pause: a _BuildPause that stops them while a clock runs."""
     srcs, cores = list(dict.fromkeys(s for s in srcs if _uses_extension(s))), cores or os.cpu_count() or 2
     jobs = jobs or _default_jobs(cores)
-    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", str(max(1, cores // jobs))))  # cores per build
+    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", "2"))  # ninja's compilers per build: main.cpp beside nvcc
     return _run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, jobs, timeout,
                        progress, times, on_done, nice, stop, pause)
 
@@ -475,7 +475,9 @@ def _uses_extension(src):
 
 
 def _default_jobs(cores=None):
-    return max(1, (cores or os.cpu_count() or 2) // 2)
+    """Builds at once: one per core. A CUDA build is one compiler most of its time (main.cpp, ~10 s with the shared
+    .gch, beside nvcc's ~40 s): half as many, two compilers each, left ~40% of the cores idle (bench/RESULTS.md, §4)."""
+    return max(1, cores or os.cpu_count() or 2)
 
 
 def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0, stop=None,
