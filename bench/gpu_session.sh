@@ -23,9 +23,12 @@
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
-step() { local name=$1 limit=$2; shift 2; echo; echo "### $name ($(date -u +%T))"; local t0=$SECONDS
-         timeout "$limit" "$@" 2>>"$OUT/stderr.log" | tee "$OUT/$name.md" | tail -n 40
-         echo "[$name: rc ${PIPESTATUS[0]} in $((SECONDS - t0)) s]"; }
+step() {  # in a session of its own: at its limit, what it started is killed too (the evaluator's processes are in
+# groups of their own and held a pipe to `tee` open past the limit: session 16's cut measure came back empty)
+local name=$1 limit=$2 pid rc; shift 2; echo; echo "### $name ($(date -u +%T))"; local t0=$SECONDS
+setsid timeout -k 15 "$limit" "$@" > "$OUT/$name.md" 2>>"$OUT/stderr.log" & pid=$!
+wait $pid; rc=$?; pkill -9 -s $pid 2>/dev/null
+tail -n 40 "$OUT/$name.md"; echo "[$name: rc $rc in $((SECONDS - t0)) s]"; }
 GE="python3 bench/gpu_evaluator.py --device $DEVICE"
 NGPU=$(python3 -c "import torch; print(max(1, torch.cuda.device_count()))" 2>/dev/null || echo 1)
 
@@ -166,12 +169,16 @@ SPLIT="import json; s = json.load(open('bench/real/split.json')); print(','.join
 TRAIN=$(python3 -c "$SPLIT['train']))"); HELDOUT=$(python3 -c "$SPLIT['heldout']))")
 REAL="--lora-rank 8 --lora-targets q_proj,k_proj,v_proj,o_proj --max-new-tokens 3200 --temperature 0.7"
 
-measure() {  # LABEL [FOLDER]: the protocol for the base model (no folder) or a run folder; its samples and results
-# are kept in bench/real/work/LABEL as they finish (the work tree travels): again after a cut and it goes on
-local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site
+measure() {  # LABEL [FOLDER]: the protocol for the base model (no folder) or a run folder. Its samples and results
+# are kept as they finish in /root/work/LABEL (outside the work tree, which each call replaces; started from the
+# repo's bench/real/work/LABEL) and copied to $OUT every 20 s: what a cut call did comes back, to be committed in
+# bench/real/work/LABEL; the same job again (on this warm machine or the next) goes on from there
+local gguf; gguf=$(qwen05) || return 1; export PYTHONPATH=/tmp/site; local work=/root/work/$1
+test -d $work || { mkdir -p $work && cp bench/real/work/$1/*.jsonl $work/ 2>/dev/null; }
+(while sleep 20; do cp $work/*.jsonl $OUT/ 2>/dev/null; done) & local saver=$!
 step measure_$1 ${LIMIT:-540} python3 bench/real/measure.py $1 ${2:-} --train $TRAIN --heldout $HELDOUT \
-    --work bench/real/work/$1 -- --model $gguf $REAL
-cp bench/real/summary.json bench/real/work/$1/*.jsonl $OUT/ 2>/dev/null
+    --work $work -- --model $gguf $REAL
+kill $saver; cp bench/real/summary.json $work/*.jsonl $OUT/ 2>/dev/null
 }
 
 # the proof's run folders live in bench/real/ckpt/STAGE (tracked: each sitting brings back ckpt.pt, config.json,
