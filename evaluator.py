@@ -1813,8 +1813,7 @@ def _use_pch(folder):
     cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))
     if not (cflags and cxx):
         return
-    flags = re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags.group(1))
-    pch = _build_root() / "pch" / hashlib.sha256(f"{cxx.group(1)}|{flags}".encode()).hexdigest()[:16]
+    pch, flags = _pch_dir(cxx.group(1), cflags.group(1))
     gch, lock_path = pch / "torch" / "extension.h.gch", pch / "lock"
     text = text.replace(cflags.group(0), f"cflags = -I{shlex.quote(str(pch))} {cflags.group(1)}", 1)
     if not gch.exists():
@@ -1836,6 +1835,13 @@ def _use_pch(folder):
                     return part.unlink(missing_ok=True)
                 part.rename(gch)
     ninja.write_text(text)
+
+
+def _pch_dir(cxx, cflags):
+    """(The build cache's folder for the .gch of this compiler and these flags, the flags less the extension's
+    name, which every build has its own of.)"""
+    flags = re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags)
+    return _build_root() / "pch" / hashlib.sha256(f"{cxx}|{flags}".encode()).hexdigest()[:16], flags
 
 
 def _serve_builds(worker, local):

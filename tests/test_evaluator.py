@@ -1,6 +1,5 @@
 """Evaluator contracts: static checks, the CLI, the Python API, batches. The hack corpus is in test_corpus.py."""
 import fcntl
-import hashlib
 import json
 import math
 import os
@@ -499,14 +498,14 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
     # flags whose .gch another build is compiling (it holds the lock): main.cpp's compiler waits until it is done
     (tmp_path / "d").mkdir()
     (tmp_path / "d/build.ninja").write_text(plain.replace("-O2", "-O3"))
-    key = hashlib.sha256(("c++|" + re.search(r"^cflags = (.*)$", plain, re.M).group(1).replace(
-        "-DTORCH_EXTENSION_NAME=pch_c", "").replace("-O2", "-O3")).encode()).hexdigest()[:16]
-    (tmp_path / "pch" / key / "torch").mkdir(parents=True)
-    with open(tmp_path / "pch" / key / "lock", "w") as lock:
+    pch = E._pch_dir("c++", re.search(r"^cflags = (.*)$", plain.replace("-O2", "-O3"), re.M).group(1))[0]
+    assert pch.parent == tmp_path / "pch" and pch.name not in [f.group(1).split("/")[-1] for f in flags]
+    (pch / "torch").mkdir(parents=True)
+    with open(pch / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         E._use_pch(tmp_path / "d")
         cxx = re.search(r"^cxx = (.*)$", (tmp_path / "d/build.ninja").read_text(), re.M).group(1)
-        assert cxx.startswith("flock -s ") and f"-I{tmp_path / 'pch' / key} " in (tmp_path / "d/build.ninja").read_text()
+        assert cxx.startswith("flock -s ") and f"-I{pch} " in (tmp_path / "d/build.ninja").read_text()
         waiting = subprocess.Popen(f"{cxx} --version", shell=True, stdout=subprocess.DEVNULL)
         time.sleep(1.0)
         assert waiting.poll() is None  # still waiting for the lock
