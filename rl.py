@@ -1123,22 +1123,33 @@ def save_plot(cfg, force=True):
         plt.close(fig)
 
 
+STOPS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C, and what `timeout`, `kill` and batch schedulers send
+
+
 @contextmanager
 def finishing_step():
-    """Hold Ctrl-C back while a step changes the weights, the database, the log and the checkpoint; raise it after.
-    An interrupt then lands in generate or evaluate, never half-way through an update: the weights are always those
-    of the last logged step, which is what run() checkpoints on Ctrl-C."""
+    """Hold Ctrl-C (and SIGTERM) back while a step changes the weights, the database, the log and the checkpoint;
+    raise it after. An interrupt then lands in generate or evaluate, never half-way through an update: the weights
+    are always those of the last logged step, which is what run() checkpoints on Ctrl-C."""
     if threading.current_thread() is not threading.main_thread():  # only the main thread handles signals
         yield
         return
     held = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in STOPS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if held and callable(previous):
-        previous(signal.SIGINT, None)  # Python's own handler: raises KeyboardInterrupt
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if held and callable(previous[held[0]]):
+        previous[held[0]](held[0], None)  # e.g. Python's own for SIGINT: raises KeyboardInterrupt
+    elif held and previous[held[0]] == signal.SIG_DFL:
+        signal.raise_signal(held[0])  # SIGTERM with no handler: the process ends as it would have
+
+
+def stop_as_ctrl_c(signum, frame):
+    """main()'s SIGTERM handler: the run stops as on Ctrl-C (its last finished step checkpointed)."""
+    raise KeyboardInterrupt
 
 
 def save_checkpoint(cfg, model, opt, step, last):
@@ -1475,8 +1486,9 @@ def run(cfg, reward_fn=None):
 
 
 def main(argv=None):
-    """The command line: errors and Ctrl-C end in one line on stderr (exit status 1, or 130 for Ctrl-C)."""
+    """The command line: errors and Ctrl-C end in one line on stderr (exit status 1, or 130 for Ctrl-C or SIGTERM)."""
     config = parse_config(argv)
+    signal.signal(signal.SIGTERM, stop_as_ctrl_c)
     try:
         run(config)
     except (PolicyError, ConfigError, evaluator.TaskError) as err:

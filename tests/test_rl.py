@@ -482,10 +482,12 @@ if __name__ == "__main__":  # the evaluator's processes re-import this file
 """
 
 
-def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatch):
-    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during step 3, before the first checkpoint
-    (--ckpt-every 10), while an evaluator's judge runs: the run checkpoints step 2, says so in one line (no traceback
-    from it or from the judge) and exits 130; --resume goes on from step 3 and ends as a run never interrupted."""
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatch, sig):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it; or SIGTERM to it, as `timeout` sends it) during
+    step 3, before the first checkpoint (--ckpt-every 10), while an evaluator's judge runs: the run checkpoints step
+    2, says so in one line (no traceback from it or from the judge) and exits 130; --resume goes on from step 3 and
+    ends as a run never interrupted."""
     monkeypatch.setattr(rl, "build_prompt", short_prompt)
     straight, stopped, marker = tmp_path / "straight", tmp_path / "stopped", f"judging-{os.getpid()}-{time.time()}"
     flags = TOY + ["--steps", "4"]
@@ -504,7 +506,7 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
             assert proc.poll() is None, f"driver exited early: {proc.stderr.read()[-2000:]}"
             assert time.time() < deadline, "the driver did not reach step 3's evaluation in time"
             time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, sig)
         err = proc.communicate(timeout=60)[1]
     finally:
         if proc.poll() is None:
@@ -518,15 +520,19 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
     same_checkpoints(straight, stopped)
 
 
-def test_ctrl_c_waits_for_the_weights_log_and_checkpoint_of_a_step():
-    """Inside finishing_step a SIGINT is held back and raised as KeyboardInterrupt on the way out: a Ctrl-C never
-    leaves weights updated but not logged."""
-    reached = []
-    with pytest.raises(KeyboardInterrupt):
-        with rl.finishing_step():
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.1)
-            reached.append("the rest of the step")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_waits_for_the_weights_log_and_checkpoint_of_a_step(sig):
+    """Inside finishing_step a SIGINT (or a SIGTERM, under main()'s handler) is held back and raised as
+    KeyboardInterrupt on the way out: a Ctrl-C never leaves weights updated but not logged."""
+    reached, before = [], signal.signal(signal.SIGTERM, rl.stop_as_ctrl_c)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with rl.finishing_step():
+                os.kill(os.getpid(), sig)
+                time.sleep(0.1)
+                reached.append("the rest of the step")
+    finally:
+        signal.signal(signal.SIGTERM, before)
     assert reached == ["the rest of the step"]
 
 
