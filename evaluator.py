@@ -155,6 +155,8 @@ class Options:
     build_timeout_s: float = 900.0
     eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
+    pin_cpus: bool = False       # CUDA: the timed rounds of both sides on one CPU, the judge on the next (an A/B:
+                                 # two processes' harness overheads differ by 5-11% on an H200, bench/RESULTS.md §5)
     time_copies: bool = True     # time a reference copy in full (off: checked in full, timed 1-2 rounds, as it
                                  # earns no speedup credit; a quarter of an untrained model's samples are copies)
 
@@ -811,8 +813,12 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdir, turn):
     waited = turn("clock")
     kind, note = _profile(s, cand_src, hold)
     lap("profile", waited)
-    clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else barely_timed(o), hold, tols,
-                          len(checks))
+    pins = _pin(s.pid.values()) if o.pin_cpus and s.device.startswith("cuda") else None
+    try:
+        clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else barely_timed(o), hold, tols,
+                              len(checks))
+    finally:
+        _unpin(pins)
     s.audit()
     ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
                                                       (o.worker_overhead_slack, o.judge_overhead_slack))
@@ -1001,6 +1007,37 @@ def _timed_rounds(s, o, hold, tols, n_checks):
                               f"on {where} ({bad[1]}): phase-dependent output or a race")
         s.seen.append(_fingerprint(got["ref"], s.idx))
         k += 1
+
+
+def _pin(pids):
+    """Options.pin_cpus: every thread of the workers (pids) onto one CPU, which they take in turns (the other side is
+    stopped during a call), and the judge's thread onto a second; the pair is the first free one (a lock file per
+    pair: evaluations timed at once on other GPUs take others). Returns what _unpin needs, or None (none free)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    for a, b in zip(cpus[::2], cpus[1::2]):
+        lock = open(Path(tempfile.gettempdir()) / f"cudal1-cpus-{a}-{b}.lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        before = {0: os.sched_getaffinity(0)}
+        os.sched_setaffinity(0, {b})
+        for tid in (int(t.name) for pid in pids for t in Path(f"/proc/{pid}/task").iterdir()):
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                before[tid] = os.sched_getaffinity(tid)
+                os.sched_setaffinity(tid, {a})
+        return lock, before
+    return None
+
+
+def _unpin(pins):
+    if pins:
+        lock, before = pins
+        for tid, cpus in before.items():
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(tid, cpus)
+        lock.close()  # the pair is free again
 
 
 def _precise_enough(clock, precision):

@@ -466,6 +466,40 @@ def test_an_error_kills_the_builds_still_running():
     assert time.time() - t0 < 60
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on_the_next_then_back():
+    """Options.pin_cpus (the A/B of session 16's CV misses): _pin moves every thread of both workers onto the first
+    free CPU pair's first CPU and the caller's thread onto its second; a second evaluation timed meanwhile does not
+    get the same pair; _unpin puts every thread back as it was and frees the pair."""
+    code = "import threading, time; [threading.Thread(target=time.sleep, args=(60,)).start() for _ in range(2)]; " \
+           "time.sleep(60)"
+    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
+    try:
+        time.sleep(1.0)
+        cpus = lambda tid: os.sched_getaffinity(tid)  # noqa: E731
+        tids = [int(t.name) for p in procs for t in Path(f"/proc/{p.pid}/task").iterdir()]
+        assert len(tids) == 6
+        mine, theirs = cpus(0), {t: cpus(t) for t in tids}
+        a, b = sorted(mine)[:2]
+        pins = E._pin([p.pid for p in procs])
+        assert pins and all(cpus(t) == {a} for t in tids) and cpus(0) == {b}
+        if len(mine) < 4:
+            assert E._pin([procs[0].pid]) is None  # the only pair is taken
+        else:
+            other = E._pin([procs[0].pid])
+            assert other and cpus(0) not in ({a}, {b})
+            E._unpin(other)
+        E._unpin(pins)
+        assert cpus(0) == mine and {t: cpus(t) for t in tids} == theirs
+        again = E._pin([procs[1].pid])
+        assert again and cpus(0) == {b}  # the pair is free again
+        E._unpin(again)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
 def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypatch):
     """A build's main.cpp gets torch/extension.h from the build cache's .gch (g++ -H marks a header it took from a
     .gch with '!'), made once for builds with the same C++ flags and reused by the next; other flags get their own."""
