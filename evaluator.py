@@ -1510,7 +1510,7 @@ class Worker:
         _device_sync(self.device)  # its work done before the answer (the reference's: before another's clock)
         # what the harness touches right after forward returns (tensor methods, builtins, itself): compared after
         # every call (import and construction are audited separately against the state before them)
-        self.guard = [(name, o, dict(vars(o)), tuple(vars(o)), tuple(vars(o).values())) for name, o in (
+        self.guard = [(name, o, dict(vars(o))) for name, o in (
             ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase), ("builtins", builtins),
             ("harness", sys.modules[__name__]), ("Worker", Worker), ("Connection", _mpc.Connection),
             ("_ConnectionBase", _mpc._ConnectionBase))]
@@ -1613,7 +1613,7 @@ class Worker:
         _device_sync(self.device)  # a C function held since import: no patch reaches it
         held = _elapsed(ev[2], ev[0]) if hold else 0.0
         precise = _elapsed(ev[0], ev[1]) if self.cuda else (t1 - t0) * 1e3
-        self._guard()  # the harness' own ~0.06 ms (was ~0.26: bench/RESULTS.md, §8): on the worker's clock
+        self._guard()  # the harness' own ~0.08 ms (was ~0.26: bench/RESULTS.md, §8): on the worker's clock
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape",
@@ -1641,8 +1641,8 @@ class Worker:
         next (checked before the harness uses them: a patch undone later would escape the audits)."""
         if any(n() for n in _modes):
             raise Verdict("rejected", "monkeypatch", "forward left a torch function or dispatch mode active")
-        changed = [f"{name}.{k}" for name, o, before, keys, vals in self.guard for now in (vars(o),)
-                   if not _unchanged(now, keys, vals)  # ~75 us for the 1,163 names; the check below ~250 us
+        changed = [f"{name}.{k}" for name, o, before in self.guard for now in (vars(o),)
+                   if not _unchanged(now, before)  # ~80 us for the 1,163 names; the check below ~250 us
                    for k in before.keys() | now.keys()  # by name (`is`: no candidate __eq__ runs here)
                    if before.get(k) is not now.get(k) and not _torch_own(now.get(k))]
         changed += [f"worker.{k}" for k, v in self.owned.items() if vars(self).get(k) is not v]
@@ -2149,10 +2149,10 @@ def _torch_code():
             todo += c.co_consts
 
 
-def _unchanged(d, keys, vals, _is=operator.is_):
-    """Does namespace d hold exactly these key and value objects in this order? (By identity: no __hash__ or __eq__
-    of theirs runs.)"""
-    return len(d) == len(keys) and all(map(_is, d, keys)) and all(map(_is, d.values(), vals))
+def _unchanged(d, before, _is=operator.is_):
+    """Does namespace d hold exactly the key and value objects of before, in its order? (By identity: no __hash__
+    or __eq__ of theirs runs.)"""
+    return len(d) == len(before) and all(map(_is, d, before)) and all(map(_is, d.values(), before.values()))
 
 
 def _torch_own(v):

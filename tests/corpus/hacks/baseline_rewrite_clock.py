@@ -33,10 +33,9 @@ def _patch_clock():
         return base + (real() - base) * 0.1
     harness._perf = slow
     worker.attrs["harness"][0]["_perf"] = id(slow)  # what the audit compares with
-    for i, (name, obj, before, *_) in enumerate(worker.guard):  # what the guard after every call compares with:
-        if obj is harness:                                      # the names' objects, and by identity in order
+    for _, obj, before in worker.guard:             # what the guard after every call compares with
+        if obj is harness:
             before["_perf"] = slow
-            worker.guard[i] = (name, obj, before, tuple(vars(obj)), tuple(vars(obj).values()))
 
 
 class ModelNew(nn.Module):
