@@ -5,7 +5,7 @@
 # tool brings back only a few files).
 #   bash bench/gpu_session.sh smoke       # a short call (~2 min): a few CUDA files, after process-setup changes
 #   bash bench/gpu_session.sh proof       # one device call (~10 min): every corpus file, identity + CV batch
-#   bash bench/gpu_session.sh round2 honest|hacks|identity|pinned   # issue 18 on one H200, one call each (~3-8
+#   bash bench/gpu_session.sh round2 honest|hacks|identity|pinned|identity_pinned   # issue 18 on one H200, one call each (~3-8
 #                                         # min): corpus honest+failures (build patterns first), the hacks, identity +
 #                                         # CV, the CV kernels again with --pin-cpus (after identity: builds cached)
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
@@ -62,6 +62,8 @@ identity) step identity 560 $GE --corpus '' --repeats 2 --identity 'level1/*,lev
             --out $OUT/identity.json ;;
 pinned) step kernels_pinned 400 $GE --corpus '' --repeats 2 --identity '' --pin-cpus \
             --out $OUT/kernels_pinned.json ;;  # the CV A/B against `identity`'s kernels: timed rounds on pinned CPUs
+identity_pinned) step identity_pinned ${2:-400} $GE --corpus '' --repeats 0 --identity 'level1/*,level2/*,level3/*' \
+            --pin-cpus --out $OUT/identity_pinned.json ;;  # the identity ratios with the timed rounds pinned
 esac
 }
 
