@@ -155,8 +155,8 @@ class Options:
     build_timeout_s: float = 900.0
     eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
-    pin_cpus: bool = False       # CUDA: the timed rounds of both sides on one CPU, the judge on the next (an A/B:
-                                 # two processes' harness overheads differ by 5-11% on an H200, bench/RESULTS.md §5)
+    pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (on an H200,
+                                 # unpinned, two processes' harness overheads differ by 5-11%: bench/RESULTS.md §5)
     time_copies: bool = True     # time a reference copy in full (off: checked in full, timed 1-2 rounds, as it
                                  # earns no speedup credit; a quarter of an untrained model's samples are copies)
 

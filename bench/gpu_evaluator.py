@@ -290,14 +290,14 @@ def main():
                     "overlap off: the A/B of timing beside compilers)")
     ap.add_argument("--in-flight", type=int, default=None, help="evaluations in flight per device (evaluate_many's "
                     "in_flight; default 2 on CUDA): 1 for the A/B of setting up the next one during the current one")
-    ap.add_argument("--pin-cpus", action="store_true", help="the timed rounds on one CPU per side pair, the judge on "
-                    "another (Options.pin_cpus: the A/B)")
+    ap.add_argument("--no-pin-cpus", action="store_true", help="the timed rounds on whatever CPUs the scheduler picks "
+                    "(Options.pin_cpus off: the A/B)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gpu_evaluator.json"))
     a = ap.parse_args()
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     PARTIAL[0] = Path(a.out).parent / "partial.jsonl"
     opts = dict(time_budget_s=a.time_budget_s, precision=a.precision, in_flight=a.in_flight,
-                **({"overlap": False} if a.no_overlap else {}), **({"pin_cpus": True} if a.pin_cpus else {}))
+                **({"overlap": False} if a.no_overlap else {}), **({"pin_cpus": False} if a.no_pin_cpus else {}))
     devices = a.devices.split(",") if a.devices else E.gpus(a.device)
     report = {}
     if a.corpus:  # first: the verdicts matter most

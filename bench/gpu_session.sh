@@ -5,9 +5,9 @@
 # tool brings back only a few files).
 #   bash bench/gpu_session.sh smoke       # a short call (~2 min): a few CUDA files, after process-setup changes
 #   bash bench/gpu_session.sh proof       # one device call (~10 min): every corpus file, identity + CV batch
-#   bash bench/gpu_session.sh round2 honest|hacks|identity|pinned|identity_pinned   # issue 18 on one H200, one call each (~3-8
+#   bash bench/gpu_session.sh round2 honest|hacks|identity|unpinned   # issue 18 on one H200, one call each (~3-8
 #                                         # min): corpus honest+failures (build patterns first), the hacks, identity +
-#                                         # CV, the CV kernels again with --pin-cpus (after identity: builds cached)
+#                                         # CV, the CV kernels again unpinned (the A/B; after identity: cached)
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
 #   bash bench/gpu_session.sh mix         # issue 20: an RL step's batch from the stage-1 data, candidates an hour
 #   bash bench/gpu_session.sh demo        # issue 10, run M: bench/demo_cuda data afresh, sft, ssl (~7 min), then
@@ -60,10 +60,8 @@ honest) step builds 120 $GE --corpus 'honest/cuda_build_*,honest/cuda_load_*,hon
 hacks) step hacks 540 $GE --corpus 'hacks/*' --repeats 0 --identity '' --out $OUT/hacks.json ;;
 identity) step identity 560 $GE --corpus '' --repeats 2 --identity 'level1/*,level2/*,level3/*' \
             --out $OUT/identity.json ;;
-pinned) step kernels_pinned 400 $GE --corpus '' --repeats 2 --identity '' --pin-cpus \
-            --out $OUT/kernels_pinned.json ;;  # the CV A/B against `identity`'s kernels: timed rounds on pinned CPUs
-identity_pinned) step identity_pinned ${2:-400} $GE --corpus '' --repeats 0 --identity 'level1/*,level2/*,level3/*' \
-            --pin-cpus --out $OUT/identity_pinned.json ;;  # the identity ratios with the timed rounds pinned
+unpinned) step kernels_unpinned 400 $GE --corpus '' --repeats 2 --identity '' --no-pin-cpus \
+            --out $OUT/kernels_unpinned.json ;;  # the CV A/B against `identity`'s kernels: the timed rounds unpinned
 esac
 }
 

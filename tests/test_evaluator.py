@@ -468,9 +468,9 @@ def test_an_error_kills_the_builds_still_running():
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on_the_next_then_back():
-    """Options.pin_cpus (the A/B of session 16's CV misses): _pin moves every thread of both workers onto the first
-    free CPU pair's first CPU and the caller's thread onto its second; a second evaluation timed meanwhile does not
-    get the same pair; _unpin puts every thread back as it was and frees the pair."""
+    """Options.pin_cpus (on by default on CUDA, for session 16's CV misses): _pin moves every thread of both workers
+    onto the first free CPU pair's first CPU and the caller's thread onto its second; a second evaluation timed
+    meanwhile does not get the same pair; _unpin puts every thread back as it was and frees the pair."""
     code = "import threading, time; [threading.Thread(target=time.sleep, args=(60,)).start() for _ in range(2)]; " \
            "time.sleep(60)"
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
