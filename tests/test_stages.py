@@ -77,6 +77,28 @@ def test_sft_masks_the_prompt_exactly(monkeypatch):
     assert ours == pytest.approx(masked, rel=1e-4) and abs(unmasked - masked) > 1e-3
 
 
+def test_sft_reply_takes_its_design_from_the_docstring_less_the_intent_label():
+    """A stage-1 file's docstring (its intent label dropped) is the reply's design section, not part of its code."""
+    code = '"""slower (on purpose): one thread per row.\nNo shared memory."""\nimport torch\n'
+    reply = rl.as_reply(code, "a prompt")
+    assert reply.endswith("### Algorithm design\none thread per row.\nNo shared memory.\n### Code\n"
+                          "```python\nimport torch\n```\n"), reply
+    assert "slower" not in reply and '"""' not in reply
+    assert "design\nThe same outputs, computed with less work.\n### Code\n```python\nimport torch\n```" in \
+        rl.as_reply("import torch\n", "a prompt")
+
+
+def test_sft_min_speedup_keeps_only_the_records_measured_that_fast(tmp_path):
+    recs = [{"task": "cpu/relu", "ref_code": RELU, "code": CLAMP, "result": {"status": "ok", "speedup": s}}
+            for s in (0.5, 1.2, 3.0)] + [{"task": "cpu/relu", "ref_code": RELU, "code": CLAMP,
+                                           "result": {"status": "wrong_output", "speedup": None}}]
+    data = write_jsonl(tmp_path / "d.jsonl", recs)
+    assert rl.sft_records(rl.Config(data=data)) == recs[:3]
+    assert rl.sft_records(rl.Config(data=data, sft_min_speedup=1.2)) == recs[1:3]
+    with pytest.raises(rl.ConfigError, match="at least 4x"):
+        rl.sft_records(rl.Config(data=data, sft_min_speedup=4.0))
+
+
 def test_sft_raises_the_likelihood_of_its_records(tmp_path, short_prompts):
     """30 SFT steps on 4 code-only records: the loss falls by > 2 nats/token and the mean completion log-prob under
     the trained weights rises by > 2 nats/token (random start: about -5.6 = log(1/259))."""
