@@ -1842,19 +1842,26 @@ def _compile(spec, folder):
 def _use_pch(folder):
     """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
     once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
-    g++ takes the .gch for the header (one it cannot use, it ignores): main.cpp compiles in ~10 s instead of ~23
-    (bench/RESULTS.md, §8). The first build to need one compiles it; a build beside it meanwhile has its main.cpp
-    wait for it (flock), while nvcc compiles its CUDA side."""
+    g++ takes the .gch for the header: main.cpp compiles in ~10 s instead of ~23 (bench/RESULTS.md, §8). The header
+    itself is copied beside it, for a second #include of it (cpp_sources that include it, as many do) and a .gch g++
+    cannot use: without it both fail the build with "No such file" (session 20). The first build to need one
+    compiles it; a build beside it meanwhile has its main.cpp wait for it (flock), while nvcc compiles its CUDA side."""
     ninja = folder / "build.ninja"
     text = ninja.read_text() if ninja.exists() else ""
     cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))
     if not (cflags and cxx):
         return
+    from torch.utils.cpp_extension import include_paths
+    header = Path(include_paths()[0]) / "torch" / "extension.h"
     pch, flags = _pch_dir(cxx.group(1), cflags.group(1))
     gch, lock_path = pch / "torch" / "extension.h.gch", pch / "lock"
     text = text.replace(cflags.group(0), f"cflags = -I{shlex.quote(str(pch))} {cflags.group(1)}", 1)
-    if not gch.exists():
+    if not gch.with_suffix("").exists():  # (a cache made before the copy: it is added)
         gch.parent.mkdir(parents=True, exist_ok=True)
+        part = gch.with_suffix(f".{os.getpid()}.h")
+        shutil.copy2(header, part)  # its times too: #pragma once takes it for the header it is
+        part.rename(gch.with_suffix(""))
+    if not gch.exists():
         with open(lock_path, "w") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -1863,8 +1870,6 @@ def _use_pch(folder):
                     return
                 text = text.replace(cxx.group(0), f"cxx = flock -s {shlex.quote(str(lock_path))} {cxx.group(1)}", 1)
             else:
-                from torch.utils.cpp_extension import include_paths
-                header = Path(include_paths()[0]) / "torch" / "extension.h"
                 part = gch.with_suffix(f".{os.getpid()}")
                 made = subprocess.run(f"{cxx.group(1)} -x c++-header {flags} {shlex.quote(str(header))} -o {part}",
                                       shell=True, capture_output=True)

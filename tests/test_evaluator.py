@@ -516,6 +516,14 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
     seen = subprocess.run(f"c++ -H -fsyntax-only {cflags} main.cpp", shell=True, cwd=tmp_path / "a",
                           capture_output=True, text=True)
     assert f"! {gch}" in seen.stderr.splitlines(), seen.stderr[:2000]
+    # cpp_sources that include the header again (after load_inline's own line): the copy beside the .gch serves it
+    (tmp_path / "a/twice.cpp").write_text("#include <torch/extension.h>\n#include <torch/extension.h>\nint g();\n")
+    twice = subprocess.run(f"c++ -H -fsyntax-only {cflags} twice.cpp", shell=True, cwd=tmp_path / "a",
+                           capture_output=True, text=True)
+    assert twice.returncode == 0 and f"! {gch}" in twice.stderr.splitlines(), twice.stderr[-2000:]
+    header = gch.with_suffix("")
+    real = header.read_text()
+    header.unlink()  # a cache made before the copy: the next build adds it
     for folder, extra in (("b", "-DTORCH_EXTENSION_NAME=pch_b"), ("c", "-DTORCH_EXTENSION_NAME=pch_c -O2")):
         (tmp_path / folder).mkdir()
         plain = re.sub(r"^cflags = -I\S+ -DTORCH_EXTENSION_NAME=pch_a", f"cflags = {extra}",
@@ -529,6 +537,7 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
     flags = [re.search(r"^cflags = -I(\S+) ", (tmp_path / f / "build.ninja").read_text(), re.M) for f in "bc"]
     assert flags[0].group(1) == str(gch.parent.parent) != flags[1].group(1)
     assert len(list(tmp_path.glob("pch/*/torch/extension.h.gch"))) == 2
+    assert header.read_text() == real and "#include <torch/all.h>" in real
     # flags whose .gch another build is compiling (it holds the lock): main.cpp's compiler waits until it is done
     (tmp_path / "d").mkdir()
     (tmp_path / "d/build.ninja").write_text(plain.replace("-O2", "-O3"))
