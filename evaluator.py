@@ -1842,10 +1842,11 @@ def _compile(spec, folder):
 def _use_pch(folder):
     """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
     once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
-    g++ takes the .gch for the header: main.cpp compiles in ~10 s instead of ~23 (bench/RESULTS.md, §8). The header
-    itself is copied beside it, for a second #include of it (cpp_sources that include it, as many do) and a .gch g++
-    cannot use: without it both fail the build with "No such file" (session 20). The first build to need one
-    compiles it; a build beside it meanwhile has its main.cpp wait for it (flock), while nvcc compiles its CUDA side."""
+    g++ takes the .gch for the header (one it cannot use, it ignores): main.cpp compiles in ~10 s instead of ~23
+    (bench/RESULTS.md, §8). The header itself is copied beside it: g++ looks for a second #include of it (cpp_sources
+    that include it, as many do) in the .gch's folder, and without the copy such a build failed with "No such file"
+    (session 20). The first build to need a .gch compiles it; a build beside it meanwhile has its main.cpp wait for
+    it (flock), while nvcc compiles its CUDA side."""
     ninja = folder / "build.ninja"
     text = ninja.read_text() if ninja.exists() else ""
     cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))

@@ -1284,7 +1284,7 @@ def sft_records(cfg):
     res = [r.get("result") or {} for r in recs]
     keep = [r for r, x in zip(recs, res) if r.get("ref_code") and (r.get("completion") or r.get("code"))
             and x.get("status", "ok") == "ok" and not x.get("same_as_reference")
-            and (not cfg.sft_min_speedup or (x.get("speedup") or 0) >= cfg.sft_min_speedup)]
+            and (x.get("speedup") or 0) >= cfg.sft_min_speedup]
     at_least = f", measured at least {cfg.sft_min_speedup:g}x" if cfg.sft_min_speedup else ""
     if not keep:
         raise ConfigError(f"--data {cfg.data}: missing, or no record holds ref_code and completion or code "
