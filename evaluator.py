@@ -390,6 +390,12 @@ class _BuildPause:
 
     def __init__(self):
         self.lock, self.clocks, self.pids = threading.Lock(), 0, set()
+        self.stopped, self.since = 0.0, 0.0  # seconds the builds were stopped for, and since when they are
+
+    def stopped_s(self):
+        """Seconds the builds have been stopped for so far: a build's time limit counts only its time running."""
+        with self.lock:
+            return self.stopped + (time.monotonic() - self.since if self.clocks else 0.0)
 
     def started(self, pid):
         with self.lock:
@@ -406,6 +412,8 @@ class _BuildPause:
         with self.lock:
             self.clocks += 1 if on else -1
             if self.clocks == int(on):
+                self.since, self.stopped = (time.monotonic(), self.stopped) if on else \
+                    (self.since, self.stopped + time.monotonic() - self.since)
                 for pid in self.pids:
                     _signal_session(pid, signal.SIGSTOP if on else signal.SIGCONT)
 
@@ -486,7 +494,8 @@ def _default_jobs(cores=None):
 def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0, stop=None,
                 pause=None):
     """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs, until all have
-    ended or stop() is true; {key: Result for a failed build}."""
+    ended or stop() is true; {key: Result for a failed build}. timeout: the seconds a build process may run, the time
+    pause kept it stopped not counted (evaluations beside it may keep their clocks running for most of its wall time)."""
     if not msgs:
         return {}
     jobs = jobs or _default_jobs()
@@ -504,13 +513,14 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
                 pause.started(p.pid)
             there.close()
             here.send(msgs[key])
-            running.append((key, p, here, time.time()))
+            running.append((key, p, here, time.time(), pause.stopped_s() if pause else 0.0))
         for item in list(running):
-            key, p, conn, t0 = item
+            key, p, conn, t0, stopped0 = item
             done = conn.poll(0.05)
-            if done or time.time() - t0 > timeout or not p.is_alive():
+            ran = time.time() - t0 - (pause.stopped_s() - stopped0 if pause else 0.0)
+            if done or ran > timeout or not p.is_alive():
                 try:
-                    ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build took over {timeout:.0f} s")
+                    ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build ran over {timeout:.0f} s")
                 except EOFError:
                     ans = ("fail", "runtime_error", "crash", "the build process died")
                 if ans[0] == "fail":
@@ -525,7 +535,7 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
                 bar.update(1)
                 if on_done:
                     on_done(key, failed.get(key))
-    for _, p, conn, _ in running:  # stopped: what still runs is killed
+    for _, p, conn, _, _ in running:  # stopped: what still runs is killed
         conn.close()
         _stop([p], session=True)
         if pause:

@@ -156,6 +156,26 @@ def test_build_pause_stops_every_process_of_a_build_while_any_clock_runs():
             p.wait()
 
 
+def test_a_build_time_limit_counts_only_the_time_the_build_ran():
+    """A build process stopped by _BuildPause (a clock beside it) for longer than its limit is not a timeout: the
+    limit counts its time running (1.5 s of CPU here against 6 s), not its wall time (~10 s)."""
+    src = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.5:\n    pass\n"
+    pause = E._BuildPause()
+
+    def clock():  # once the build has started: a clock for 8 s
+        deadline = time.time() + 30
+        while not pause.pids and time.time() < deadline:
+            time.sleep(0.01)
+        pause.clock(True), time.sleep(8), pause.clock(False)
+    t = threading.Thread(target=clock)
+    t.start()
+    t0 = time.time()
+    failed = E._run_builds({"a": ("prebuild", src, E._env(), None)}, "cpu", 1, 6.0, progress=False, pause=pause)
+    t.join()
+    assert time.time() - t0 > 8 and failed == {}, failed
+    assert 8 <= pause.stopped_s() < 9
+
+
 def test_turns_give_the_clock_only_to_a_device_nobody_shares():
     """_Turns: candidate code in one evaluation at a time; the clock waits for the trusted set-up beside it to reach
     its turn, and while the clock runs no other evaluation starts or runs anything on the device."""
