@@ -494,8 +494,8 @@ def _default_jobs(cores=None):
 def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0, stop=None,
                 pause=None):
     """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs, until all have
-    ended or stop() is true; {key: Result for a failed build}. timeout: the seconds a build process may run, the time
-    pause kept it stopped not counted (evaluations beside it may keep their clocks running for most of its wall time)."""
+    ended or stop() is true; {key: Result for a failed build}. timeout: the seconds a build process may run, the
+    time pause kept it stopped not counted (evaluations beside it may keep clocks running for most of its wall time)."""
     if not msgs:
         return {}
     jobs = jobs or _default_jobs()
