@@ -185,20 +185,32 @@ REAL="--lora-rank 8 --lora-targets $LORA_T --max-new-tokens 3200 --temperature 0
 measure() {  # LABEL [FOLDER]: the protocol for the base model (no folder) or a run folder. Its samples and results
 # are kept as they finish in /root/work/LABEL (outside the work tree, which each call replaces; started from the
 # repo's bench/real/work/LABEL) and copied to $OUT every 20 s: what a cut call did comes back, to be committed in
-# bench/real/work/LABEL; the same job again (on this warm machine or the next) goes on from there
+# bench/real/work/LABEL; the same job again (on this warm machine or the next) goes on from there. It stops before a
+# chunk that would not end within LIMIT; a build may run BUILD_LIMIT s (300: honest ones took up to ~90 s on the H200;
+# in session 20 three builds of the base's first chunk still ran after 7 minutes and its 61 results were lost)
 local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local work=/root/work/$1
 test -d $work || { mkdir -p $work && cp bench/real/work/$1/*.jsonl $work/ 2>/dev/null; }
 (while sleep 20; do cp $work/*.jsonl $OUT/ 2>/dev/null; done) & local saver=$!
+watch_ps & local watcher=$!
 step measure_$1 ${LIMIT:-540} python3 bench/real/measure.py $1 ${2:-} --train $TRAIN --heldout $HELDOUT \
-    --work $work -- --model $gguf $REAL
-kill $saver; cp bench/real/summary.json $work/*.jsonl $OUT/ 2>/dev/null
+    --work $work --eval-tasks ${EVAL_TASKS:-4} --stop-after $((${LIMIT:-540} - 20)) -- --model $gguf $REAL \
+    --eval-build-timeout ${BUILD_LIMIT:-300}
+kill $saver $watcher; cp bench/real/summary.json $work/*.jsonl $OUT/ 2>/dev/null
+}
+
+watch_ps() {  # every 30 s, into $OUT/ps.log: the processes that have run over 2 minutes (what a long build runs)
+while sleep 30; do
+    { echo "## $(date -u +%T)"; ps -eo pid,ppid,sid,stat,etimes,pcpu,rss,args --sort=-etimes |
+        awk 'NR == 1 || ($5 > 120 && $5 < 3000)' | cut -c1-240; } >> $OUT/ps.log
+done
 }
 
 # the proof's run folders live in bench/real/ckpt/STAGE (tracked: each sitting brings back ckpt.pt, config.json,
 # log.jsonl, exemplars.jsonl and progress.png, and they are committed, replacing the last ones)
 back() { cp $1/{ckpt.pt,config.json,log.jsonl,exemplars.jsonl,progress.png} $OUT/ 2>/dev/null; }
 go_on() { test -f $1/ckpt.pt && echo --resume || echo ${2:+--init-from $2}; }  # resume a cut stage, else start it
-QGEN="--tasks-per-step 8 --group-size 8 --max-new-tokens 3200 --temperature 0.7 --task $TRAIN"
+QGEN="--tasks-per-step 8 --group-size 8 --max-new-tokens 3200 --temperature 0.7 --task $TRAIN \
+    --eval-build-timeout ${BUILD_LIMIT:-300}"
 
 sft_real() {  # stage 1 of the proof on bench/real/stage1.jsonl's candidates measured faster than eager (55 of the
 # 134 working ones: the 0.5B, trained on all 134 for 60 steps, wrote slower variants and their labels; bench/real/q05)

@@ -56,7 +56,7 @@ def test_a_cut_measurement_goes_on_from_its_work_folder(tmp_path, monkeypatch):
     task's results; the same command then generates nothing and evaluates only the other two tasks, and the samples
     are those an uncut run draws. Another setup (here --temperature) in the same folder is a one-line error."""
     flags = ["--model", "tiny", "--device", "cpu", "--max-new-tokens", "40", "--temperature", "0.7", "--gen-batch", "1"]
-    split = ["--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2"]
+    split = ["--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2", "--eval-tasks", "1"]
     evaluated, loads, real_load = [], [], rl.initial_policy
 
     def fake_measure(cfg, batch, rollouts):
@@ -81,6 +81,29 @@ def test_a_cut_measurement_goes_on_from_its_work_folder(tmp_path, monkeypatch):
     assert samples == (uncut / "samples.jsonl").read_text() and len(samples.splitlines()) == 3
     with pytest.raises(SystemExit, match="holds another measurement"):
         measure.main(["0.9" if a == "0.7" else a for a in run])
+
+
+def test_stop_after_starts_no_chunk_that_would_end_past_it(tmp_path, monkeypatch, capsys):
+    """--stop-after 25 with evaluations of 10 s (a fake clock): the first two tasks' evaluations end at 10 and 20 s,
+    the third would end at 30 s and does not start; no summary is written; the same command without it evaluates
+    only the third."""
+    clock, evaluated = [0.0], []
+
+    def fake_measure(cfg, batch, rollouts):
+        clock[0] += 10
+        evaluated.append(batch[0][0])
+        return [Result("compile_error")] * (len(batch) * 2)
+    monkeypatch.setattr(rl, "measure", fake_measure)
+    monkeypatch.setattr(measure.time, "time", lambda: clock[0])
+    summary = tmp_path / "s.json"
+    run = ["base", "--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2", "--eval-tasks", "1",
+           "--summary", str(summary), "--work", str(tmp_path / "w"), "--", "--model", "tiny", "--device", "cpu",
+           "--max-new-tokens", "20"]
+    measure.main(run[:1] + ["--stop-after", "25"] + run[1:])
+    assert evaluated == ["cpu/relu", "cpu/add_mul"] and not summary.exists()
+    assert "stopped after 20 s (--stop-after 25), before evaluating of cpu/softmax" in capsys.readouterr().out
+    measure.main(run)
+    assert evaluated == ["cpu/relu", "cpu/add_mul", "cpu/softmax"] and summary.exists()
 
 
 def test_held_out_tasks_never_reach_the_stage1_data(tmp_path, monkeypatch):

@@ -14,8 +14,9 @@ Per checkpoint and per split (training tasks, held-out tasks) it reports:
     custom_kernel  how many of the faster samples ran a kernel of their own (speedup_kind custom_kernel)
 
 and merges it into a summary JSON (default bench/real/summary.json), so checkpoints measured in different sittings
-end in one file. Samples and results are kept in --work (default runs/measure/LABEL) as each chunk of --gen-batch
-tasks finishes, and the same command after a cut goes on from there:
+end in one file. Samples and results are kept in --work (default runs/measure/LABEL) as each chunk of tasks finishes
+(--gen-batch tasks a generate call, --eval-tasks an evaluator call), and the same command after a cut (or after
+--stop-after) goes on from there:
 
     python bench/real/measure.py base --train 'level1/*' --heldout level2/bias_gelu -- --model M.gguf --lora-rank 8
     python bench/real/measure.py ssl runs/q-ssl --train ... --heldout ... -- --model M.gguf
@@ -62,27 +63,44 @@ def policy_config(cfg, folder):
     return rl.inherit_lora(replace(cfg, init_from=str(folder)), earlier, given=set())
 
 
-def measure(cfg, folder, splits, work, samples=SAMPLES):
-    """{split: split_stats} for one checkpoint; splits: {name: [(task, ref)]}. Generated and evaluated --gen-batch
-    tasks at a time (one generate call, one evaluator call), each chunk kept in the work folder as it finishes
-    (samples.jsonl, then results.jsonl): after a cut the same command goes on where it stopped, with the samples an
-    uncut run draws (a generate call's seed comes from its tasks' names)."""
+def measure(cfg, folder, splits, work, samples=SAMPLES, eval_tasks=4, stop_after=0.0):
+    """{split: split_stats} for one checkpoint; splits: {name: [(task, ref)]}. Generated --gen-batch tasks at a time
+    (one generate call) and evaluated eval_tasks at a time (one evaluator call), each chunk kept in the work folder
+    as it finishes (samples.jsonl, then results.jsonl): after a cut the same command goes on where it stopped, with
+    the samples an uncut run draws (a generate call's seed comes from its tasks' names). stop_after (seconds, 0 =
+    never): no chunk starts that would end later, going by the longest one of its kind so far; then None."""
     c = replace(policy_config(cfg, folder), group_size=samples, contrastive=False)
     tasks = [t for ts in splits.values() for t in ts]
-    chunks = [tasks[i:i + c.gen_batch] for i in range(0, len(tasks), c.gen_batch)]
     texts, results = kept(work, "samples.jsonl", c), kept(work, "results.jsonl", c)
-    todo = [ch for ch in chunks if any(name not in texts for name, _ in ch)]
-    if todo:
-        model, tok = rl.initial_policy(c)
-        for ch in todo:
-            rollouts = rl.generate_all(c, model, tok, ch, rl.build_prompts(c, None, ch, PAIRED_STEP, tok), PAIRED_STEP)
-            keep(work, "samples.jsonl", c, texts, {name: r["texts"] for (name, _), r in zip(ch, rollouts)})
-        del model
-        rl.DECODERS.clear()  # (--gen-cache graphs holds the model there)
-    for ch in [ch for ch in chunks if any(name not in results for name, _ in ch)]:
+    t0, longest = time.time(), {}
+
+    def chunks(size, done, kind):  # the chunks of tasks not yet done, while there is time for them
+        for ch in [tasks[i:i + size] for i in range(0, len(tasks), size)]:
+            if all(name in done for name, _ in ch):
+                continue
+            if stop_after and time.time() - t0 + longest.get(kind, 0.0) > stop_after:
+                print(f"measure: stopped after {time.time() - t0:.0f} s (--stop-after {stop_after:.0f}), before "
+                      f"{kind} of {ch[0][0]}...: the same command goes on from {work}", flush=True)
+                return
+            start = time.time()
+            yield ch
+            longest[kind] = max(longest.get(kind, 0.0), time.time() - start)
+    model = None
+    for ch in chunks(c.gen_batch, texts, "generating"):
+        if model is None:
+            model, tok = rl.initial_policy(c)
+        rollouts = rl.generate_all(c, model, tok, ch, rl.build_prompts(c, None, ch, PAIRED_STEP, tok), PAIRED_STEP)
+        keep(work, "samples.jsonl", c, texts, {name: r["texts"] for (name, _), r in zip(ch, rollouts)})
+    del model
+    rl.DECODERS.clear()  # (--gen-cache graphs holds the model there)
+    for ch in chunks(eval_tasks, results, "evaluating"):
+        if any(name not in texts for name, _ in ch):
+            break  # generation stopped short of these
         res = rl.measure(c, ch, [dict(texts=texts[name]) for name, _ in ch])
         keep(work, "results.jsonl", c, results, {name: [r.to_dict() for r in res[i * samples:(i + 1) * samples]]
                                                  for i, (name, _) in enumerate(ch)})
+    if any(name not in results for name, _ in tasks):
+        return None
     return {name: split_stats(ts, [Result(**r) for t, _ in ts for r in results[t]], samples)
             for name, ts in splits.items()}
 
@@ -144,11 +162,19 @@ def main(argv=None):
     p.add_argument("--samples", type=int, default=SAMPLES)
     p.add_argument("--summary", default=str(SUMMARY))
     p.add_argument("--work", help="where samples and results are kept as they finish (default runs/measure/LABEL)")
+    p.add_argument("--eval-tasks", type=int, default=4, help="tasks per evaluator call (each call's results kept)")
+    p.add_argument("--stop-after", type=float, default=0.0,
+                   help="seconds: start no chunk that would end later (0: never); the same command goes on")
     args = p.parse_args(argv[:argv.index("--")])
     cfg = rl.parse_config(argv[argv.index("--") + 1:] + ["--stage", "collect"])  # a stage that takes top_p < 1 too
     cfg = rl.resolve_config(rl.check_config(replace(cfg, task=args.train)), rl.given_fields(cfg))
     splits = {"train": rl.load_tasks(cfg), "heldout": rl.load_tasks(replace(cfg, task=args.heldout))}
-    stats = measure(cfg, args.folder, splits, args.work or Path("runs/measure") / args.label, args.samples)
+    if args.eval_tasks < 1:
+        raise SystemExit(f"--eval-tasks must be at least 1, got {args.eval_tasks}")
+    stats = measure(cfg, args.folder, splits, args.work or Path("runs/measure") / args.label, args.samples,
+                    args.eval_tasks, args.stop_after)
+    if stats is None:
+        return
     merge(args.summary, args.label, cfg, splits, stats, "python bench/real/measure.py " + " ".join(argv))
     print(json.dumps({args.label: stats}, indent=1))
 
