@@ -823,14 +823,16 @@ def evaluate_all(cfg, batch, rollouts, timing=None, phases=None):
     return evaluate_pairs(cfg, code_pairs(batch, rollouts), timing, phases)
 
 
-def evaluate_pairs(cfg, pairs, timing=None, phases=None):
+def evaluate_pairs(cfg, pairs, timing=None, phases=None, on_result=None):
     """Results of (reference, code) pairs in ONE evaluator call, in their order; a repeated pair is evaluated once
     and its samples get copies of that result. Under torchrun each rank evaluates its share of the candidates (on
     its own GPU) and gets back every result. phases: a dict evaluate_many adds its build and evaluation times and
-    counts to."""
+    counts to; on_result(pair, result) as each distinct pair's evaluation ends (on the rank that evaluated it)."""
     unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
+    mine = shard(unique)
     device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
-    results = gather(evaluator.evaluate_many(shard(unique), device=device, jobs=cfg.eval_jobs or None,
+    each = (lambda i, res: on_result(mine[i], res)) if on_result else None
+    results = gather(evaluator.evaluate_many(mine, device=device, jobs=cfg.eval_jobs or None, on_result=each,
                                              progress=is_main(), call_timeout_s=cfg.eval_timeout,
                                              build_timeout_s=cfg.eval_build_timeout, tol=cfg.eval_tol, phases=phases,
                                              time_copies=False,  # a copy earns copy_reward, whatever its speed
@@ -860,7 +862,12 @@ def measure(cfg, batch, rollouts, timing=None, phases=None):
     Example (defaults: recheck_above 3, round_to_one 0.02): 9.0 then 2.5 -> 2.5; 4.0 then 4.4 -> 4.0; 5.0 then
     wrong_output -> wrong_output; 1.015 -> 1.0; 0.97 -> 0.97 (not re-evaluated: 3 or less).
     """
-    results, pairs = evaluate_all(cfg, batch, rollouts, timing, phases), code_pairs(batch, rollouts)
+    results = evaluate_all(cfg, batch, rollouts, timing, phases)
+    return settle(cfg, code_pairs(batch, rollouts), results, timing, phases)
+
+
+def settle(cfg, pairs, results, timing=None, phases=None):
+    """measure()'s handling of the first results of (reference, code) pairs: re-evaluations, then rounding."""
     if timing is not None:
         for i, res in evaluate_again(cfg, pairs, results, lambda r: True, phases).items():
             results[i] = res

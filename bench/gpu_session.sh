@@ -185,15 +185,18 @@ REAL="--lora-rank 8 --lora-targets $LORA_T --max-new-tokens 3200 --temperature 0
 measure() {  # LABEL [FOLDER]: the protocol for the base model (no folder) or a run folder. Its samples and results
 # are kept as they finish in /root/work/LABEL (outside the work tree, which each call replaces; started from the
 # repo's bench/real/work/LABEL) and copied to $OUT every 20 s: what a cut call did comes back, to be committed in
-# bench/real/work/LABEL; the same job again (on this warm machine or the next) goes on from there. It stops before a
-# chunk that would not end within LIMIT; a build may run BUILD_LIMIT s (300: honest ones took up to ~90 s on the H200;
-# in session 20 three builds of the base's first chunk still ran after 7 minutes and its 61 results were lost)
-local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local work=/root/work/$1
+# bench/real/work/LABEL; the same job again (on this warm machine or the next) goes on from there. It starts no
+# generate call that would not end within LIMIT; then every sample is evaluated in one evaluator call, each result
+# kept as it ends; a build may run BUILD_LIMIT s (300: honest ones took up to ~90 s on the H200; in session 20 three
+# builds of the base's first chunk still ran after 7 minutes, and the other 61 results of the chunk were lost).
+# GGUF=PATH: the model's path without its pieces (samples all generated: only the path, the setup's key, is used)
+local gguf=${GGUF:-}; test -n "$gguf" || gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site
+local work=/root/work/$1
 test -d $work || { mkdir -p $work && cp bench/real/work/$1/*.jsonl $work/ 2>/dev/null; }
 (while sleep 20; do cp $work/*.jsonl $OUT/ 2>/dev/null; done) & local saver=$!
 watch_ps & local watcher=$!
 step measure_$1 ${LIMIT:-540} python3 bench/real/measure.py $1 ${2:-} --train $TRAIN --heldout $HELDOUT \
-    --work $work --eval-tasks ${EVAL_TASKS:-4} --stop-after $((${LIMIT:-540} - 20)) -- --model $gguf $REAL \
+    --work $work --stop-after $((${LIMIT:-540} - 20)) -- --model $gguf $REAL \
     --eval-build-timeout ${BUILD_LIMIT:-300}
 kill $saver $watcher; cp bench/real/summary.json $work/*.jsonl $OUT/ 2>/dev/null
 }

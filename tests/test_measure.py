@@ -3,6 +3,7 @@ the tiny model on two CPU tasks (real evaluations), the random base against the 
 import json
 import math
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -51,59 +52,84 @@ def test_protocol_end_to_end_base_and_demo_policy(tmp_path):
     assert demo["train"]["ok"] > 0 and demo["heldout"]["ok"] > 0, demo  # the demo policy has learnt both tasks
 
 
-def test_a_cut_measurement_goes_on_from_its_work_folder(tmp_path, monkeypatch):
-    """--gen-batch 1 on three tasks: a run cut in its second evaluation keeps the three tasks' samples and the first
-    task's results; the same command then generates nothing and evaluates only the other two tasks, and the samples
-    are those an uncut run draws. Another setup (here --temperature) in the same folder is a one-line error."""
-    flags = ["--model", "tiny", "--device", "cpu", "--max-new-tokens", "40", "--temperature", "0.7", "--gen-batch", "1"]
-    split = ["--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2", "--eval-tasks", "1"]
-    evaluated, loads, real_load = [], [], rl.initial_policy
+def fake_evaluations(asked, cut=None):
+    """rl.evaluate_pairs that reports each pair's result as it ends: the first pair of a call ok at 2x, the rest
+    compile errors; KeyboardInterrupt (a device call's time limit) at pair `cut` of the first call."""
+    def evaluate_pairs(cfg, pairs, timing=None, phases=None, on_result=None):
+        asked.append(list(pairs))
+        results = [Result("ok", correct=True, speedup=2.0)] + [Result("compile_error")] * (len(pairs) - 1)
+        for j, (pair, res) in enumerate(zip(pairs, results)):
+            if len(asked) == 1 and j == cut:
+                raise KeyboardInterrupt
+            if on_result:
+                on_result(pair, res)
+        return results
+    return evaluate_pairs
 
-    def fake_measure(cfg, batch, rollouts):
-        if len(evaluated) == cut:
-            raise KeyboardInterrupt  # the device call's time limit
-        evaluated.append([name for name, _ in batch])
-        return [Result("ok", correct=True, speedup=2.0)] + [Result("compile_error")] * (len(batch) * 2 - 1)
-    monkeypatch.setattr(rl, "measure", fake_measure)
+
+def test_a_cut_measurement_goes_on_from_its_work_folder(tmp_path, monkeypatch):
+    """--gen-batch 1 on three tasks of two samples, every sample's code its own: a run cut after its first evaluation
+    keeps the three tasks' samples and that evaluation; the same command then generates nothing, evaluates only the
+    five other samples and counts the kept one, and the samples are those an uncut run draws. Another setup (here
+    --temperature) in the same folder is a one-line error."""
+    flags = ["--model", "tiny", "--device", "cpu", "--max-new-tokens", "40", "--temperature", "0.7", "--gen-batch", "1"]
+    split = ["--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2"]
+    asked, loads, real_load = [], [], rl.initial_policy
+    monkeypatch.setattr(rl, "extract_code", lambda text: types.SimpleNamespace(code=text))  # 6 distinct codes
+    monkeypatch.setattr(rl, "evaluate_pairs", fake_evaluations(asked, cut=1))
     monkeypatch.setattr(rl, "initial_policy", lambda cfg: loads.append(1) or real_load(cfg))
-    run = ["base"] + split + ["--summary", str(tmp_path / "s.json"), "--work", str(tmp_path / "w"), "--"] + flags
-    cut = 1
+    work = tmp_path / "w"
+    run = ["base"] + split + ["--summary", str(tmp_path / "s.json"), "--work", str(work), "--"] + flags
     with pytest.raises(KeyboardInterrupt):
         measure.main(run)
-    cut = None
+    assert len((work / "samples.jsonl").read_text().splitlines()) == 3 and not (work / "results.jsonl").exists()
+    assert len((work / "evaluated.jsonl").read_text().splitlines()) == 1
     measure.main(run)
-    assert loads == [1] and evaluated == [["cpu/relu"], ["cpu/add_mul"], ["cpu/softmax"]]
+    assert loads == [1] and [len(a) for a in asked] == [6, 5] and asked[1] == asked[0][1:]
     stats = json.loads((tmp_path / "s.json").read_text())["checkpoints"]["base"]
-    assert stats["train"]["samples"] == 4 and stats["train"]["fast_1"] == 1.0 and stats["heldout"]["ok"] == 0.5
+    assert stats["train"]["ok"] == 0.5 and stats["train"]["fast_1"] == 0.5  # cpu/relu: the kept 2x and the new one
+    assert stats["heldout"]["ok"] == 0.0 and stats["train"]["samples"] == 4
     uncut = tmp_path / "uncut"
-    measure.main([str(uncut) if a == str(tmp_path / "w") else a for a in run])
-    samples = (tmp_path / "w" / "samples.jsonl").read_text()
+    measure.main([str(uncut) if a == str(work) else a for a in run])
+    samples = (work / "samples.jsonl").read_text()
     assert samples == (uncut / "samples.jsonl").read_text() and len(samples.splitlines()) == 3
     with pytest.raises(SystemExit, match="holds another measurement"):
         measure.main(["0.9" if a == "0.7" else a for a in run])
 
 
-def test_stop_after_starts_no_chunk_that_would_end_past_it(tmp_path, monkeypatch, capsys):
-    """--stop-after 25 with evaluations of 10 s (a fake clock): the first two tasks' evaluations end at 10 and 20 s,
-    the third would end at 30 s and does not start; no summary is written; the same command without it evaluates
-    only the third."""
-    clock, evaluated = [0.0], []
+def test_a_torn_last_record_is_cut_off_before_the_next_is_kept(tmp_path):
+    """A kill mid-write leaves half a line: the next record starts on a line of its own, and both readers agree."""
+    cfg = rl.parse_config(["--model", "tiny"])
+    measure.keep(tmp_path, "r.jsonl", cfg, {"a": [1]})
+    with open(tmp_path / "r.jsonl", "a") as f:
+        f.write('{"task": "b", "ite')
+    assert set(measure.kept(tmp_path, "r.jsonl", cfg)) == {"a"}
+    measure.keep(tmp_path, "r.jsonl", cfg, {"c": [3]})
+    assert measure.kept(tmp_path, "r.jsonl", cfg) == {"a": [1], "c": [3]}
 
-    def fake_measure(cfg, batch, rollouts):
+
+def test_stop_after_starts_no_generate_call_that_would_end_past_it(tmp_path, monkeypatch, capsys):
+    """--stop-after 25 with generate calls of 10 s (a fake clock): the first two tasks' calls end at 10 and 20 s,
+    the third would end at 30 s and does not start; nothing is evaluated and no summary is written; the same command
+    without it generates only the third, then evaluates all."""
+    clock, generated, asked = [0.0], [], []
+
+    def fake_generate_all(cfg, model, tok, batch, prompts, step):
         clock[0] += 10
-        evaluated.append(batch[0][0])
-        return [Result("compile_error")] * (len(batch) * 2)
-    monkeypatch.setattr(rl, "measure", fake_measure)
+        generated.append(batch[0][0])
+        return [dict(texts=["x"] * cfg.group_size) for _ in batch]
+    monkeypatch.setattr(rl, "generate_all", fake_generate_all)
+    monkeypatch.setattr(rl, "evaluate_pairs", fake_evaluations(asked))
     monkeypatch.setattr(measure.time, "time", lambda: clock[0])
     summary = tmp_path / "s.json"
-    run = ["base", "--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2", "--eval-tasks", "1",
+    run = ["base", "--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2",
            "--summary", str(summary), "--work", str(tmp_path / "w"), "--", "--model", "tiny", "--device", "cpu",
-           "--max-new-tokens", "20"]
+           "--max-new-tokens", "20", "--gen-batch", "1"]
     measure.main(run[:1] + ["--stop-after", "25"] + run[1:])
-    assert evaluated == ["cpu/relu", "cpu/add_mul"] and not summary.exists()
-    assert "stopped after 20 s (--stop-after 25), before evaluating of cpu/softmax" in capsys.readouterr().out
+    assert generated == ["cpu/relu", "cpu/add_mul"] and not asked and not summary.exists()
+    assert "stopped after 20 s (--stop-after 25), before generating for cpu/softmax" in capsys.readouterr().out
     measure.main(run)
-    assert evaluated == ["cpu/relu", "cpu/add_mul", "cpu/softmax"] and summary.exists()
+    assert generated == ["cpu/relu", "cpu/add_mul", "cpu/softmax"] and len(asked) == 1 and summary.exists()
 
 
 def test_held_out_tasks_never_reach_the_stage1_data(tmp_path, monkeypatch):

@@ -14,9 +14,9 @@ Per checkpoint and per split (training tasks, held-out tasks) it reports:
     custom_kernel  how many of the faster samples ran a kernel of their own (speedup_kind custom_kernel)
 
 and merges it into a summary JSON (default bench/real/summary.json), so checkpoints measured in different sittings
-end in one file. Samples and results are kept in --work (default runs/measure/LABEL) as each chunk of tasks finishes
-(--gen-batch tasks a generate call, --eval-tasks an evaluator call), and the same command after a cut (or after
---stop-after) goes on from there:
+end in one file. Samples and results are kept in --work (default runs/measure/LABEL) as they finish (a generate
+call's --gen-batch tasks, then each evaluation), and the same command after a cut (or after --stop-after) goes on
+from there:
 
     python bench/real/measure.py base --train 'level1/*' --heldout level2/bias_gelu -- --model M.gguf --lora-rank 8
     python bench/real/measure.py ssl runs/q-ssl --train ... --heldout ... -- --model M.gguf
@@ -27,7 +27,9 @@ import json
 import math
 import subprocess
 import sys
+import threading
 import time
+from copy import copy
 from dataclasses import replace
 from pathlib import Path
 
@@ -63,46 +65,61 @@ def policy_config(cfg, folder):
     return rl.inherit_lora(replace(cfg, init_from=str(folder)), earlier, given=set())
 
 
-def measure(cfg, folder, splits, work, samples=SAMPLES, eval_tasks=4, stop_after=0.0):
+def measure(cfg, folder, splits, work, samples=SAMPLES, stop_after=0.0):
     """{split: split_stats} for one checkpoint; splits: {name: [(task, ref)]}. Generated --gen-batch tasks at a time
-    (one generate call) and evaluated eval_tasks at a time (one evaluator call), each chunk kept in the work folder
-    as it finishes (samples.jsonl, then results.jsonl): after a cut the same command goes on where it stopped, with
-    the samples an uncut run draws (a generate call's seed comes from its tasks' names). stop_after (seconds, 0 =
-    never): no chunk starts that would end later, going by the longest one of its kind so far; then None."""
+    (one generate call, its samples kept in work/samples.jsonl as it ends), then every sample evaluated in ONE
+    evaluator call, each result kept in work/evaluated.jsonl as it ends (a build that hangs holds one build slot,
+    not the rest), then settled as rl.measure settles them (work/results.jsonl). After a cut the same command goes
+    on where it stopped, with the samples an uncut run draws (a generate call's seed comes from its tasks' names).
+    stop_after (seconds, 0 = never): no generate call starts that would end later, going by the longest so far;
+    then None."""
     c = replace(policy_config(cfg, folder), group_size=samples, contrastive=False)
     tasks = [t for ts in splits.values() for t in ts]
     texts, results = kept(work, "samples.jsonl", c), kept(work, "results.jsonl", c)
-    t0, longest = time.time(), {}
-
-    def chunks(size, done, kind):  # the chunks of tasks not yet done, while there is time for them
-        for ch in [tasks[i:i + size] for i in range(0, len(tasks), size)]:
-            if all(name in done for name, _ in ch):
-                continue
-            if stop_after and time.time() - t0 + longest.get(kind, 0.0) > stop_after:
-                print(f"measure: stopped after {time.time() - t0:.0f} s (--stop-after {stop_after:.0f}), before "
-                      f"{kind} of {ch[0][0]}...: the same command goes on from {work}", flush=True)
-                return
-            start = time.time()
-            yield ch
-            longest[kind] = max(longest.get(kind, 0.0), time.time() - start)
-    model = None
-    for ch in chunks(c.gen_batch, texts, "generating"):
+    t0, longest, model = time.time(), 0.0, None
+    for ch in [tasks[i:i + c.gen_batch] for i in range(0, len(tasks), c.gen_batch)]:
+        if all(name in texts for name, _ in ch):
+            continue
+        if stop_after and time.time() - t0 + longest > stop_after:
+            print(f"measure: stopped after {time.time() - t0:.0f} s (--stop-after {stop_after:.0f}), before "
+                  f"generating for {ch[0][0]}...: the same command goes on from {work}", flush=True)
+            return None
+        start = time.time()
         if model is None:
             model, tok = rl.initial_policy(c)
         rollouts = rl.generate_all(c, model, tok, ch, rl.build_prompts(c, None, ch, PAIRED_STEP, tok), PAIRED_STEP)
-        keep(work, "samples.jsonl", c, texts, {name: r["texts"] for (name, _), r in zip(ch, rollouts)})
+        texts.update(keep(work, "samples.jsonl", c, {name: r["texts"] for (name, _), r in zip(ch, rollouts)}))
+        longest = max(longest, time.time() - start)
     del model
     rl.DECODERS.clear()  # (--gen-cache graphs holds the model there)
-    for ch in chunks(eval_tasks, results, "evaluating"):
-        if any(name not in texts for name, _ in ch):
-            break  # generation stopped short of these
-        res = rl.measure(c, ch, [dict(texts=texts[name]) for name, _ in ch])
-        keep(work, "results.jsonl", c, results, {name: [r.to_dict() for r in res[i * samples:(i + 1) * samples]]
-                                                 for i, (name, _) in enumerate(ch)})
-    if any(name not in results for name, _ in tasks):
-        return None
+    todo = [(name, ref) for name, ref in tasks if name not in results]
+    if todo:
+        settled = evaluate(c, todo, [dict(codes=[rl.extract_code(t).code for t in texts[name]]) for name, _ in todo],
+                           work)
+        per_task = {name: [r.to_dict() for r in settled[i * samples:(i + 1) * samples]] for i, (name, _) in
+                    enumerate(todo)}
+        results.update(keep(work, "results.jsonl", c, per_task))
     return {name: split_stats(ts, [Result(**r) for t, _ in ts for r in results[t]], samples)
             for name, ts in splits.items()}
+
+
+def evaluate(cfg, batch, rollouts, work):
+    """rl.measure's results for the rollouts' codes (in (B*G) order), the first evaluation of each (task, code) kept
+    in work/evaluated.jsonl as it ends and taken from there when a cut run goes on."""
+    kept_first = kept(work, "evaluated.jsonl", cfg, key=lambda rec: (rec["task"], rec["code"]))
+    first = {k: Result(**v) for k, v in kept_first.items()}
+    task_of, lock = {ref: name for name, ref in batch}, threading.Lock()
+    pairs = rl.code_pairs(batch, rollouts)
+    left = [p for p in dict.fromkeys(pairs) if (task_of[p[0]], p[1]) not in first]
+
+    def kept_one(pair, res):  # from the evaluator's device threads
+        with lock:
+            keep(work, "evaluated.jsonl", cfg, {(task_of[pair[0]], pair[1]): res.to_dict()},
+                 record=lambda key, v: dict(task=key[0], code=key[1], items=v))
+            first[task_of[pair[0]], pair[1]] = res
+    if left:
+        rl.evaluate_pairs(cfg, left, on_result=kept_one)
+    return rl.settle(cfg, pairs, [copy(first[task_of[ref], code]) for ref, code in pairs])
 
 
 def setup_of(cfg):
@@ -111,23 +128,27 @@ def setup_of(cfg):
                 max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, seed=cfg.seed)
 
 
-def kept(work, file, cfg):
-    """{task: its samples' texts or results} kept in work/file; a record of another measurement is a one-line error."""
+def kept(work, file, cfg, key=lambda rec: rec["task"]):
+    """{key: items} of the records kept in work/file (key: a task's samples' texts or results, or a (task, code)'s
+    first result); a record of another measurement is a one-line error."""
     path, out = Path(work) / file, {}
     for rec in rl.read_jsonl(path):
         if rec["setup"] != setup_of(cfg):
             raise SystemExit(f"{path} holds another measurement ({rec['setup']}): give another --work folder")
-        out[rec["task"]] = rec["items"]
+        out[key(rec)] = rec["items"]
     return out
 
 
-def keep(work, file, cfg, into, items):
-    """Append {task: items} to work/file, and to the dict into."""
-    Path(work).mkdir(parents=True, exist_ok=True)
-    with open(Path(work) / file, "a") as f:
-        for task, v in items.items():
-            f.write(json.dumps(dict(task=task, setup=setup_of(cfg), items=v)) + "\n")
-            into[task] = v
+def keep(work, file, cfg, items, record=lambda task, v: dict(task=task, items=v)):
+    """Append {key: items} to work/file, one record each (after cutting off a torn last line); returns items."""
+    path = Path(work) / file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and (text := path.read_bytes()) and not text.endswith(b"\n"):
+        path.write_bytes(text[:text.rfind(b"\n") + 1])  # a line torn by a kill: rl.read_jsonl drops it too
+    with open(path, "a") as f:
+        for key, v in items.items():
+            f.write(json.dumps(dict(record(key, v), setup=setup_of(cfg))) + "\n")
+    return items
 
 
 def commit():
@@ -162,17 +183,14 @@ def main(argv=None):
     p.add_argument("--samples", type=int, default=SAMPLES)
     p.add_argument("--summary", default=str(SUMMARY))
     p.add_argument("--work", help="where samples and results are kept as they finish (default runs/measure/LABEL)")
-    p.add_argument("--eval-tasks", type=int, default=4, help="tasks per evaluator call (each call's results kept)")
     p.add_argument("--stop-after", type=float, default=0.0,
-                   help="seconds: start no chunk that would end later (0: never); the same command goes on")
+                   help="seconds: start no generate call that would end later (0: never); the same command goes on")
     args = p.parse_args(argv[:argv.index("--")])
     cfg = rl.parse_config(argv[argv.index("--") + 1:] + ["--stage", "collect"])  # a stage that takes top_p < 1 too
     cfg = rl.resolve_config(rl.check_config(replace(cfg, task=args.train)), rl.given_fields(cfg))
     splits = {"train": rl.load_tasks(cfg), "heldout": rl.load_tasks(replace(cfg, task=args.heldout))}
-    if args.eval_tasks < 1:
-        raise SystemExit(f"--eval-tasks must be at least 1, got {args.eval_tasks}")
     stats = measure(cfg, args.folder, splits, args.work or Path("runs/measure") / args.label, args.samples,
-                    args.eval_tasks, args.stop_after)
+                    args.stop_after)
     if stats is None:
         return
     merge(args.summary, args.label, cfg, splits, stats, "python bench/real/measure.py " + " ".join(argv))
