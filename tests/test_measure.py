@@ -97,6 +97,18 @@ def test_a_cut_measurement_goes_on_from_its_work_folder(tmp_path, monkeypatch):
         measure.main(["0.9" if a == "0.7" else a for a in run])
 
 
+def test_a_checkpoint_trained_again_in_its_folder_is_another_measurement(tmp_path):
+    """The run folder's path alone would let samples of the old weights stand for the new ones."""
+    (tmp_path / "ckpt.pt").write_bytes(b"weights after 40 steps")
+    cfg = rl.parse_config(["--model", "tiny", "--init-from", str(tmp_path)])
+    measure.keep(tmp_path, "samples.jsonl", cfg, {"a": ["text"]})
+    assert measure.kept(tmp_path, "samples.jsonl", cfg) == {"a": ["text"]}
+    (tmp_path / "ckpt.pt").write_bytes(b"weights after 200 steps")
+    measure.file_sha256.cache_clear()  # (one measurement reads its checkpoint once)
+    with pytest.raises(SystemExit, match="holds another measurement"):
+        measure.kept(tmp_path, "samples.jsonl", cfg)
+
+
 def test_a_torn_last_record_is_cut_off_before_the_next_is_kept(tmp_path):
     """A kill mid-write leaves half a line: the next record starts on a line of its own, and both readers agree."""
     cfg = rl.parse_config(["--model", "tiny"])

@@ -23,6 +23,8 @@ from there:
     (after --: rl.py's flags: --model, --device, --max-new-tokens, --temperature, --eval-time-budget, ...)
 """
 import argparse
+import functools
+import hashlib
 import json
 import math
 import subprocess
@@ -105,27 +107,38 @@ def measure(cfg, folder, splits, work, samples=SAMPLES, stop_after=0.0):
 
 def evaluate(cfg, batch, rollouts, work):
     """rl.measure's results for the rollouts' codes (in (B*G) order), the first evaluation of each (task, code) kept
-    in work/evaluated.jsonl as it ends and taken from there when a cut run goes on."""
-    kept_first = kept(work, "evaluated.jsonl", cfg, key=lambda rec: (rec["task"], rec["code"]))
+    in work/evaluated.jsonl (under the code's sha256: samples.jsonl holds the code) as it ends and taken from there
+    when a cut run goes on."""
+    kept_first = kept(work, "evaluated.jsonl", cfg, key=lambda rec: (rec["task"], rec["code_sha256"]))
     first = {k: Result(**v) for k, v in kept_first.items()}
     task_of, lock = {ref: name for name, ref in batch}, threading.Lock()
     pairs = rl.code_pairs(batch, rollouts)
-    left = [p for p in dict.fromkeys(pairs) if (task_of[p[0]], p[1]) not in first]
+
+    def key(pair):
+        return task_of[pair[0]], hashlib.sha256(pair[1].encode()).hexdigest()
+    left = [p for p in dict.fromkeys(pairs) if key(p) not in first]
 
     def kept_one(pair, res):  # from the evaluator's device threads
         with lock:
-            keep(work, "evaluated.jsonl", cfg, {(task_of[pair[0]], pair[1]): res.to_dict()},
-                 record=lambda key, v: dict(task=key[0], code=key[1], items=v))
-            first[task_of[pair[0]], pair[1]] = res
+            keep(work, "evaluated.jsonl", cfg, {key(pair): res.to_dict()},
+                 record=lambda k, v: dict(task=k[0], code_sha256=k[1], items=v))
+            first[key(pair)] = res
     if left:
         rl.evaluate_pairs(cfg, left, on_result=kept_one)
-    return rl.settle(cfg, pairs, [copy(first[task_of[ref], code]) for ref, code in pairs])
+    return rl.settle(cfg, pairs, [copy(first[key(p)]) for p in pairs])
 
 
 def setup_of(cfg):
-    """What makes two measurements the same one: the policy and how it samples."""
+    """What makes two measurements the same one: the policy (a run folder's checkpoint by its content: a stage run
+    again into the same folder is another policy) and how it samples."""
     return dict(model=cfg.model, init_from=cfg.init_from, lora_rank=cfg.lora_rank, samples=cfg.group_size,
-                max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, seed=cfg.seed)
+                max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, seed=cfg.seed,
+                **({"ckpt_sha256": file_sha256(Path(cfg.init_from) / "ckpt.pt")} if cfg.init_from else {}))
+
+
+@functools.lru_cache(maxsize=None)
+def file_sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def kept(work, file, cfg, key=lambda rec: rec["task"]):
