@@ -190,10 +190,11 @@ measure() {  # LABEL [FOLDER]: the protocol for the base model (no folder) or a 
 # generate call that would not end within LIMIT; then every sample is evaluated in one evaluator call, each result
 # kept as it ends; a build may run BUILD_LIMIT s (300: honest ones took up to ~90 s on the H200; in session 20 three
 # builds of the base's first chunk still ran after 7 minutes, and the other 61 results of the chunk were lost).
-# GGUF=PATH: the model's path without its pieces (samples all generated: only the path, the setup's key, is used)
+# GGUF=PATH: the model's path without its pieces (samples all generated: only the path, the setup's key, is used);
+# WORK=NAME: the work folder's name when it is not LABEL (e.g. sft40 for the 40-step sft's record)
 local gguf=${GGUF:-}; test -n "$gguf" || gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site
-local work=/root/work/$1
-test -d $work || { mkdir -p $work && cp bench/real/work/$1/*.jsonl $work/ 2>/dev/null; }
+local work=/root/work/${WORK:-$1}
+test -d $work || { mkdir -p $work && cp bench/real/work/${WORK:-$1}/*.jsonl $work/ 2>/dev/null; }
 (while sleep 20; do cp $work/*.jsonl $OUT/ 2>/dev/null; done) & local saver=$!
 watch_ps & local watcher=$!
 step measure_$1 ${LIMIT:-540} python3 bench/real/measure.py $1 ${2:-} --train $TRAIN --heldout $HELDOUT \
