@@ -1208,11 +1208,13 @@ def restore(cfg, model, opt):
                               "restore it, or delete it to redo the run from step 1") from None
         load_weights(model, state["model"], out / "ckpt.pt")
         opt.load_state_dict(state["optim"])
-        torch.set_rng_state(state["rng"]["torch"])
+        for group in opt.param_groups:  # the state holds the run's old lr: the flags given now win
+            group.update(lr=cfg.lr, weight_decay=cfg.weight_decay)
+        torch.set_rng_state(state["rng"]["torch"].cpu())  # map_location moved it to the device
         np.random.set_state(state["rng"]["numpy"])
         random.setstate(state["rng"]["python"])
         if state["rng"]["cuda"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+            torch.cuda.set_rng_state_all([r.cpu() for r in state["rng"]["cuda"]])
         step = state["step"]
     if not is_main():
         return step

@@ -558,6 +558,49 @@ def test_resume_without_a_checkpoint_keeps_the_steps_it_redoes(tmp_path, monkeyp
     assert untimed(read_log(out)) == untimed(first)
 
 
+def test_resume_with_a_new_lr_trains_at_the_new_lr(tmp_path, monkeypatch):
+    """Flags given on --resume win over config.json: the optimizer's state (restored from ckpt.pt) carries the run's
+    old lr, so without an explicit override `--resume --lr X` trained on at the old one (session 22, on the H200)."""
+    out = run_then(tmp_path, monkeypatch, steps=2)
+    assert torch.load(out / "ckpt.pt", weights_only=False)["optim"]["param_groups"][0]["lr"] == 1e-2
+    rl.run(rl.parse_config(["--resume", "--out", str(out), "--steps", "3", "--lr", "3e-4"]), reward_fn=toy_reward)
+    state = torch.load(out / "ckpt.pt", weights_only=False)
+    assert state["step"] == 3 and {g["lr"] for g in state["optim"]["param_groups"]} == {3e-4}
+
+
+class OnAnotherDevice:
+    """An RNG state as torch.load(map_location="cuda") returns it: not a CPU ByteTensor until .cpu()."""
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def cpu(self):
+        return self.tensor
+
+
+def test_resume_restores_rng_states_that_map_location_moved(tmp_path, monkeypatch):
+    """torch.load(map_location=cfg.device) moves the saved RNG ByteTensor to the GPU, and torch.set_rng_state takes
+    CPU ByteTensors only: every --resume on a GPU raised TypeError (session 22). A state that is not on the CPU must
+    be brought back to it, and the draws after resume are the saved ones."""
+    out = run_then(tmp_path, monkeypatch, steps=1)
+    saved = torch.load(out / "ckpt.pt", weights_only=False)["rng"]["torch"]
+    with pytest.raises(TypeError):
+        torch.set_rng_state(OnAnotherDevice(saved))  # what restore() must not hand it
+    load = torch.load
+
+    def load_to_device(*args, **kwargs):
+        state = load(*args, **kwargs)
+        state["rng"]["torch"] = OnAnotherDevice(state["rng"]["torch"])
+        return state
+    monkeypatch.setattr(rl.torch, "load", load_to_device)
+    cfg = rl.parse_config(["--resume", "--out", str(out)])
+    model, _ = rl.initial_policy(cfg)
+    opt = torch.optim.AdamW(rl.trainable(model), lr=cfg.lr)
+    torch.manual_seed(12345)
+    assert rl.restore(cfg, model, opt) == 1
+    assert torch.equal(torch.get_rng_state(), saved)
+
+
+
 @pytest.mark.parametrize("name", ["log.jsonl", "exemplars.jsonl"])
 def test_resume_refuses_a_corrupt_line_amid_valid_ones(tmp_path, monkeypatch, name):
     """One corrupt line in the middle of the log or the database: --resume refuses in one line naming it and
