@@ -237,6 +237,8 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     q, built = _Queue(pairs, {src for src in ok_so_far if _uses_extension(src)}, threads, t0), {}
     spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(devices)), nice=10, pause=pause) if overlap else {}
 
+    builds_ended = threading.Event()  # (not the thread's join: a join that a signal interrupted marks it ended)
+
     def build():
         try:
             build_all(ok_so_far, device, jobs, o.build_timeout_s, progress, times=built,
@@ -245,6 +247,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
             q.fail(e)
         finally:
             q.builds_over()  # whatever is left pending will not be built
+            builds_ended.set()
 
     def drain(dev, k):  # in_flight threads per device
         while (i := q.take((dev, k))) is not None:
@@ -263,15 +266,20 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     threads = [threading.Thread(target=build, name="cudal1-builds")] + [
         threading.Thread(target=drain, args=(d, k), name=f"cudal1-{d}-{k}") for d, k in threads]
     try:
-        threads[0].start()
-        if not overlap:
-            threads[0].join()
-        for t in threads[1:]:
-            t.start()
-        for t in threads:
-            t.join()
+        with _sigterm_as_interrupt():
+            threads[0].start()
+            if not overlap:
+                threads[0].join()
+            for t in threads[1:]:
+                t.start()
+            for t in threads:
+                t.join()
     except BaseException as e:  # Ctrl-C: the builds are killed, each device thread stops after its evaluation
         q.fail(e)
+        if threads[0].ident is not None:
+            builds_ended.wait(30)  # the builds' thread kills them within a poll (0.05 s a running build)
+        if isinstance(e, _Terminated):
+            signal.raise_signal(signal.SIGTERM)  # now the process ends as the SIGTERM would have ended it
         raise
     bar.close()
     if q.errors:
@@ -283,6 +291,30 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                          builds=len(built), build_failed=len(q.failed), compiled=compiled).items():
             phases[k] = phases.get(k, 0) + v
     return results
+
+
+class _Terminated(KeyboardInterrupt):
+    """A SIGTERM that came while evaluate_many ran (see _sigterm_as_interrupt)."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """While evaluate_many runs in a program that leaves SIGTERM (what `timeout` and batch schedulers send) to its
+    default, a SIGTERM is raised as _Terminated: the builds, in sessions of their own (and stopped while a clock
+    runs), are killed before the process ends by the SIGTERM; by default they outlived it (on the H200, a cut
+    measure.py's builds were still there, stopped, in the next call). A program's own SIGTERM handler is left be."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminated(signum, frame):
+        raise _Terminated
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class _Queue:

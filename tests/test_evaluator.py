@@ -486,6 +486,47 @@ def test_an_error_kills_the_builds_still_running():
     assert time.time() - t0 < 60
 
 
+SIGTERMED = """
+import sys
+sys.path.insert(0, {repo!r})
+import evaluator
+
+if __name__ == "__main__":  # the evaluator's forkserver re-imports this file
+    evaluator.evaluate_many([(open({relu!r}).read(), {cand!r})], "cpu", progress=False, overlap=True)
+"""
+
+
+def test_a_sigterm_kills_the_builds_then_ends_the_process_as_a_sigterm(tmp_path):
+    """`timeout` sends SIGTERM to the program alone; a build runs in a session of its own (stopped while a clock
+    runs), so by default it outlived the program (on the H200: a cut measure.py's builds, stopped, were still there in
+    the next device call). Now the builds are killed first, and the program still ends by the SIGTERM (exit -15).
+    The build here: a module that starts a `sleep` (the witness: pgrep finds it) and hangs at import."""
+    witness = f"{3000 + os.getpid() % 1000}.{int(time.time() * 1000) % 100000}"
+    cand = HONEST + f"\nimport subprocess, time\nsubprocess.Popen(['sleep', '{witness}'])\ntime.sleep(120)  # load_inline\n"
+    driver = tmp_path / "driver.py"
+    driver.write_text(SIGTERMED.format(repo=str(ROOT), relu=str(ROOT / "tasks/cpu/relu.py"), cand=cand))
+    alive = lambda: subprocess.run(["pgrep", "-f", f"sleep {witness}"], capture_output=True).returncode == 0  # noqa
+    proc = subprocess.Popen([sys.executable, str(driver)], env=dict(os.environ, OMP_NUM_THREADS="1"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while not alive():
+            assert proc.poll() is None, f"driver exited early: {proc.stderr.read()[-2000:]}"
+            assert time.time() < deadline, "the build did not start in time"
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGTERM)  # to the program alone, as `timeout` sends it
+        proc.wait(timeout=60)
+        assert proc.returncode == -signal.SIGTERM, proc.stderr.read()[-2000:]
+        deadline = time.time() + 10
+        while alive() and time.time() < deadline:
+            time.sleep(0.1)
+        assert not alive(), "the build's processes outlived the program"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        subprocess.run(["pkill", "-9", "-f", f"sleep {witness}"])
+
+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on_the_next_then_back():
     """Options.pin_cpus (on by default on CUDA, for session 16's CV misses): _pin moves every thread of both workers
