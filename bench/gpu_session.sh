@@ -221,7 +221,7 @@ sft_real() {  # stage 1 of the proof on bench/real/stage1.jsonl's candidates mea
 # 134 working ones: the 0.5B, trained on all 134 for 60 steps, wrote slower variants and their labels; bench/real/q05)
 local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/sft
 step sft_real ${LIMIT:-540} python3 rl.py --stage sft $(go_on $out) --model $gguf $REAL --task $TRAIN \
-    --data bench/real/stage1.jsonl --sft-min-speedup ${MIN_SPEEDUP:-1.0} --steps ${STEPS:-40} --sft-batch 16 \
+    --data bench/real/stage1.jsonl --sft-min-speedup ${MIN_SPEEDUP:-1.0} --steps ${STEPS:-200} --sft-batch 16 \
     --lr ${LR:-2e-4} --ckpt-every 10 --out $out
 back $out
 }
