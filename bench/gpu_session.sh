@@ -21,6 +21,7 @@
 #   bash bench/gpu_session.sh sft_real    # issue 22: stage 1 (sft) of the 1.5B on bench/real/stage1.jsonl, then
 #   bash bench/gpu_session.sh ssl_real    # stage 2 and
 #   bash bench/gpu_session.sh rl_real contrastive|no-contrastive   # stage 3's two arms (each again: goes on)
+#   bash bench/gpu_session.sh rl_arms     # both arms at once, one per GPU (nvidia-h200-x2)
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} NCCL_NVLS_ENABLE=0
@@ -143,7 +144,8 @@ qwen() {  # the GGUF of $QWEN in /root/m, from the pieces earlier calls of this 
 # xargs -0 du -cb): move a run folder's ckpt.pt (13 MB) out of the tree for the copying calls. There calls 1-22
 # carry one .pieces/q15.partNN each: `mkdir -p /root/m && cp .pieces/q15.part* /root/m/`; the next call carries
 # .whl and runs a job. A measurement whose samples are all generated needs no pieces: GGUF=PATH (see measure)
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >&2  # gguf: PYTHONPATH=/tmp/site
+test -d /tmp/site/gguf || python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >&2  # gguf
+# (PYTHONPATH=/tmp/site; once per machine: rl_arms runs two jobs at once)
 local name parts sha
 case $QWEN in
 1.5b) name=qwen2.5-coder-1.5b-instruct-q4_k_m.gguf parts=q15
@@ -212,7 +214,8 @@ done
 
 # the proof's run folders live in bench/real/ckpt/STAGE (tracked: each sitting brings back ckpt.pt, config.json,
 # log.jsonl, exemplars.jsonl and progress.png, and they are committed, replacing the last ones)
-back() { cp $1/{ckpt.pt,config.json,log.jsonl,exemplars.jsonl,progress.png} $OUT/ 2>/dev/null; }
+back() { mkdir -p $OUT/${2:-}; cp $1/{ckpt.pt,config.json,log.jsonl,exemplars.jsonl,progress.png} $OUT/${2:-} 2>/dev/null; }
+# ($2: a folder of $OUT for them, when one call brings back two run folders)
 go_on() { test -f $1/ckpt.pt && echo --resume || echo ${2:+--init-from $2}; }  # resume a cut stage, else start it
 QGEN="--tasks-per-step 8 --group-size 8 --max-new-tokens 3200 --temperature 0.7 --task $TRAIN \
     --eval-build-timeout ${BUILD_LIMIT:-300}"
@@ -235,11 +238,26 @@ back $out
 }
 
 rl_real() {  # stage 3 from bench/real/ckpt/ssl, one arm ($1: contrastive | no-contrastive, same seed and steps), up
-# to step STEPS; every step checkpoints, so the next call goes on from where a cut one stopped
+# to step STEPS; every step checkpoints, so the next call goes on from where a cut one stopped. lr 5e-5: LoRA rank 8
+# on q_proj, v_proj (sft ran at 2e-4); rl.py's 1e-6 is the paper's for every weight, and a sitting has a few steps
 local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/rl_$1
 step rl_$1 ${LIMIT:-540} python3 rl.py $(go_on $out bench/real/ckpt/ssl) --model $gguf $QGEN --$1 \
-    --steps ${STEPS:-20} --lr ${LR:-2e-5} --ckpt-every 1 --eval-precision 0.01 --out $out
-back $out
+    --steps ${STEPS:-20} --lr ${LR:-5e-5} --ckpt-every 1 --eval-precision 0.01 --out $out
+back $out ${2:-}
+}
+
+rl_arms() {  # both arms at once, one GPU each (nvidia-h200-x2: the same device time buys both; no clock ever shares
+# a GPU with the other arm, the builds share the host's cores), each back in $OUT/rl_ARM/; on one GPU, one after
+# the other with LIMIT each
+if [ "$NGPU" -lt 2 ]; then rl_real contrastive rl_contrastive; rl_real no-contrastive rl_no-contrastive; return; fi
+qwen > /dev/null || return 1
+local i=0 c
+for c in contrastive no-contrastive; do
+    (export CUDA_VISIBLE_DEVICES=$i; rl_real $c rl_$c > $OUT/rl_$c.log 2>&1) &
+    i=$((i + 1))
+done
+wait
+tail -n 25 $OUT/rl_*.log
 }
 
 stage1() {  # issue 22: the stage-1 data of bench/real (~190 candidates, ~80 CUDA builds). A call cut at its limit
@@ -249,9 +267,9 @@ step stage1 ${1:-560} python3 bench/real/make_stage1.py --out bench/real/stage1.
 cp bench/real/stage1.jsonl* $OUT/ 2>/dev/null
 }
 
-pack() {  # the device brings back 8 files: all of $OUT but ckpt.pt in one pack.tgz (here: tar xzf pack.tgz)
-(cd "$OUT" && tar czf /tmp/pack.tgz --exclude=./ckpt.pt . && find . -type f ! -name ckpt.pt -delete &&
+pack() {  # the device brings back 8 files: all of $OUT but the ckpt.pt files in one pack.tgz (here: tar xzf)
+(cd "$OUT" && tar czf /tmp/pack.tgz --exclude=ckpt.pt . && find . -type f ! -name ckpt.pt -delete &&
     mv /tmp/pack.tgz .)
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|mix|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real|ssl_real|rl_real|pack}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|mix|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real|ssl_real|rl_real|rl_arms|pack}" "${@:2}"
