@@ -232,3 +232,26 @@ def test_report_plot_of_both_arms(tmp_path):
                                                           for s in (1, 2, 3)))
     out = report.plot(tmp_path / "p.png", {"rl_contrastive": tmp_path / "c", "rl_plain": tmp_path / "p"})
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_best_kernel_per_task_from_a_measured_work_folder(tmp_path, capsys):
+    """report.py --best: per task the fastest sample that beats eager, not a copy and correct (a faster copy and a
+    faster wrong one do not count), written with its speedup; a task with nothing faster gets no file."""
+    import report
+    def reply(code):
+        return f"### Performance analysis\nx\n### Algorithm design\ny\n### Code\n```python\n{code}\n```\n"
+    def res(status, speedup, copy=False):
+        return dict(status=status, speedup=speedup, same_as_reference=copy, speedup_kind="custom_kernel")
+    work = tmp_path / "w"
+    work.mkdir()
+    lines = lambda recs: "".join(json.dumps(dict(task=t, items=v)) + "\n" for t, v in recs.items())  # noqa: E731
+    (work / "samples.jsonl").write_text(lines({"level1/a": [reply(f"class ModelNew: A = {i}") for i in range(4)],
+                                               "level2/b": [reply(f"class ModelNew: B = {i}") for i in range(2)]}))
+    (work / "results.jsonl").write_text(lines({
+        "level1/a": [res("ok", 1.5), res("ok", 9.0, copy=True), res("wrong_output", None), res("ok", 2.5)],
+        "level2/b": [res("ok", 1.0), res("compile_error", None)]}))
+    report.main(["--best", str(work), str(tmp_path / "best")])
+    assert capsys.readouterr().out == "level1/a: 2.50x\n"
+    assert [f.name for f in (tmp_path / "best").iterdir()] == ["level1_a.py"]
+    text = (tmp_path / "best" / "level1_a.py").read_text()
+    assert text.startswith("# level1/a: 2.50x eager") and text.rstrip().endswith("A = 3")

@@ -3,6 +3,7 @@ arms' logs, for the README and bench/RESULTS.md.
 
     python bench/real/report.py                                   # the markdown table, then each target met or missed
     python bench/real/report.py --plot bench/real/progress.png    # pass rate and best speedup per step, both arms
+    python bench/real/report.py --best bench/real/work/sft200 bench/real/best/sft   # each task's fastest kernel
 """
 import argparse
 import json
@@ -10,6 +11,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+import rl  # noqa: E402  (its rl.extract_code: the code of a reply, as measure.py evaluated it)
 ORDER = ("base", "sft", "ssl", "rl_contrastive", "rl_plain")  # the stages' order; other labels follow
 ARMS = {"rl_contrastive": HERE / "ckpt" / "rl_contrastive", "rl_plain": HERE / "ckpt" / "rl_no-contrastive"}
 
@@ -86,11 +89,41 @@ def plot(path, arms=ARMS):
     return path
 
 
+def best_kernels(work, out):
+    """Each task's fastest sample that beats eager (correct, not a reference copy, speedup above 1 as the protocol
+    settled it: work/results.jsonl), its code (from work/samples.jsonl) as out/<level>_<task>.py under a comment
+    line with its speedup; {task: speedup}. A task with none gets no file."""
+    def records(name):
+        path = Path(work) / name
+        if not path.exists():
+            raise SystemExit(f"no {path}: measure.py writes it once every sample is evaluated")
+        return {r["task"]: r["items"] for r in map(json.loads, path.read_text().splitlines())}
+    texts, best = records("samples.jsonl"), {}
+    Path(out).mkdir(parents=True, exist_ok=True)
+    for task, results in records("results.jsonl").items():
+        faster = [(r["speedup"], i) for i, r in enumerate(results)
+                  if r["status"] == "ok" and not r["same_as_reference"] and (r["speedup"] or 0) > 1.0]
+        if faster:
+            speedup, i = max(faster)
+            kind = results[i]["speedup_kind"]
+            (Path(out) / f"{task.replace('/', '_')}.py").write_text(
+                f"# {task}: {speedup:.2f}x eager on the H200 ({kind}), sample {i} of {Path(work).name}\n"
+                + rl.extract_code(texts[task][i]).code)
+            best[task] = speedup
+    return best
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("summary", nargs="?", default=str(HERE / "summary.json"))
     p.add_argument("--plot", help="write the two RL arms' figure here (from ckpt/rl_*/log.jsonl)")
+    p.add_argument("--best", nargs=2, metavar=("WORK", "OUT"),
+                   help="write each task's fastest kernel of a measured work folder to OUT, then stop")
     a = p.parse_args(argv)
+    if a.best:
+        for task, speedup in best_kernels(*a.best).items():
+            print(f"{task}: {speedup:.2f}x")
+        return
     if not Path(a.summary).exists():
         raise SystemExit(f"no {a.summary}: measure a checkpoint first (bench/real/measure.py)")
     summary = json.loads(Path(a.summary).read_text())
