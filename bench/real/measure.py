@@ -165,9 +165,10 @@ def keep(work, file, cfg, items, record=lambda task, v: dict(task=task, items=v)
 
 
 def commit():
+    """HEAD, with "-dirty" when tracked files differ from it (the device's copy of a tree keeps an older HEAD)."""
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"], cwd=REPO,
+                              capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
