@@ -85,9 +85,13 @@ def main(argv=None, here=HERE, device="cpu", time_budget=0.2, find=find_candidat
         raise SystemExit(f"no candidates for --tasks {args.tasks!r}")
     t0, partial = time.time(), Path(args.out + ".partial")
     # a run cut short (a device call's time limit) keeps what it evaluated in OUT.partial, and the same command
-    # goes on from there: the records of unchanged candidates are taken, the rest evaluated
-    kept = {(r["task"], r["candidate"], r["code"]): r for r in map(json.loads, partial.read_text().splitlines()
-                                                                     if partial.exists() else [])}
+    # goes on from there: the records of unchanged candidates are taken, the rest evaluated. A line a kill tore
+    # (no newline yet) is cut off, so that the next record starts a line of its own; its candidate is evaluated again
+    lines = partial.read_text().splitlines(keepends=True) if partial.exists() else []
+    if lines and not lines[-1].endswith("\n"):
+        lines.pop()
+        partial.write_text("".join(lines))
+    kept = {(r["task"], r["candidate"], r["code"]): r for r in map(json.loads, lines)}
     todo = [i for i, (task, _, name, _, cand) in enumerate(items) if (task, name, cand) not in kept]
     print(f"{len(items) - len(todo)} of {len(items)} candidates evaluated before ({partial}); evaluating the rest",
           flush=True)
