@@ -97,12 +97,12 @@ def best_kernels(work, out):
         path = Path(work) / name
         if not path.exists():
             raise SystemExit(f"no {path}: measure.py writes it once every sample is evaluated")
-        return {r["task"]: r["items"] for r in map(json.loads, path.read_text().splitlines())}
+        return {r["task"]: r["items"] for r in rl.read_jsonl(path)}
     texts, best = records("samples.jsonl"), {}
     Path(out).mkdir(parents=True, exist_ok=True)
     for task, results in records("results.jsonl").items():
         faster = [(r["speedup"], i) for i, r in enumerate(results)
-                  if r["status"] == "ok" and not r["same_as_reference"] and (r["speedup"] or 0) > 1.0]
+                  if rl.is_success(rl.evaluator.Result(**r)) and (r["speedup"] or 0) > 1.0]
         if faster:
             speedup, i = max(faster)
             kind = results[i]["speedup_kind"]
