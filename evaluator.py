@@ -1859,10 +1859,24 @@ def _library(spec, folder):
 
 
 def _compile(spec, folder):
-    """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does."""
+    """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does.
+    The folder is held under an flock while it builds: a build of the same spec beside it waits, then finds it built
+    (or failed). torch's own lock in the folder (a file, FileBaton) outlives a build that was killed (a cut run, a
+    build's time limit), and the next build of the spec waited on it to its own limit: 13 honest candidates of a
+    resumed measurement turned `timeout` so (session 23). Holding the flock, any such file is a dead build's."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "building", "w") as mine:
+        fcntl.flock(mine, fcntl.LOCK_EX)  # released by the kernel when its holder dies
+        if (folder / "failed").exists():
+            raise RuntimeError((folder / "failed").read_text())
+        if not (folder / "built").exists():
+            (folder / "lock").unlink(missing_ok=True)
+            _compile_unlocked(spec, folder)
+
+
+def _compile_unlocked(spec, folder):
     from torch.utils import cpp_extension as ce
     args = dict(spec["args"])
-    folder.mkdir(parents=True, exist_ok=True)
     if spec["kind"] == "load":
         (folder / "src").mkdir(exist_ok=True)
         args["sources"] = [str(folder / "src" / n) for n, _ in args.pop("files")]

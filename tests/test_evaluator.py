@@ -616,6 +616,45 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
     assert waiting.wait(timeout=30) == 0
 
 
+
+def test_a_build_killed_mid_way_does_not_hold_up_the_next_build_of_its_spec(tmp_path):
+    """torch's lock file in a build folder outlives a build process that was killed (a cut run, a build's time
+    limit), and torch waits for it to go away: the next build of that spec hung to its own limit (session 23, a
+    resumed measurement: 13 honest candidates `timeout`). A live build of the same spec is still waited for."""
+    script = f"""
+import sys, time
+sys.path.insert(0, {str(Path(E.__file__).parent)!r})
+import evaluator as E
+from pathlib import Path
+import torch.utils.cpp_extension as ce
+def build(**k):  # a build, not compiled here: it says so and takes argv[2] seconds
+    with open(Path(sys.argv[1]) / "calls", "a") as f:
+        f.write("build\\n")
+    time.sleep(float(sys.argv[2]))
+ce._write_ninja_file_and_build_library = build
+spec = {{"kind": "load_inline", "args": {{"name": "stale", "cpp_sources": "int f();", "functions": ["f"]}}}}
+E._compile(spec, Path(sys.argv[1]))
+print("built" if (Path(sys.argv[1]) / "built").exists() else "not built")
+"""
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / "lock").write_text("")  # what a killed build leaves
+    run = [sys.executable, "-c", script, str(folder)]
+    done = subprocess.run(run + ["0"], capture_output=True, text=True, timeout=60)  # it waited forever
+    assert done.stdout.strip() == "built", done.stderr[-2000:]
+    assert (folder / "calls").read_text().split() == ["build"]
+    (folder / "built").unlink()
+    first = subprocess.Popen(run + ["6"], stdout=subprocess.PIPE, text=True)  # builds for 6 s, holding the folder
+    deadline = time.time() + 60
+    while not (folder / "lock").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert (folder / "lock").exists() and first.poll() is None
+    second = subprocess.run(run + ["0"], capture_output=True, text=True, timeout=120)  # waits for the first's build
+    assert first.wait(timeout=60) == 0 and first.stdout.read().strip() == "built"
+    assert second.stdout.strip() == "built" and not (folder / "lock").exists()
+    assert (folder / "calls").read_text().split() == ["build"] * 2  # the second found it built: no build of its own
+
+
 PEEK = HONEST.replace("class ModelNew", '''import os
 
 def caps(pid):
