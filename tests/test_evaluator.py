@@ -627,32 +627,43 @@ sys.path.insert(0, {str(Path(E.__file__).parent)!r})
 import evaluator as E
 from pathlib import Path
 import torch.utils.cpp_extension as ce
-def build(**k):  # a build, not compiled here: it says so and takes argv[2] seconds
-    with open(Path(sys.argv[1]) / "calls", "a") as f:
+folder = Path(sys.argv[1])
+def build(**k):  # a build, not compiled here: it says so, and with argv[2] it lasts until that file exists
+    with open(folder / "calls", "a") as f:
         f.write("build\\n")
-    time.sleep(float(sys.argv[2]))
+    while sys.argv[2:] and not Path(sys.argv[2]).exists():
+        time.sleep(0.05)
 ce._write_ninja_file_and_build_library = build
 spec = {{"kind": "load_inline", "args": {{"name": "stale", "cpp_sources": "int f();", "functions": ["f"]}}}}
-E._compile(spec, Path(sys.argv[1]))
-print("built" if (Path(sys.argv[1]) / "built").exists() else "not built")
+print("start", flush=True)
+E._compile(spec, folder)
+print("built" if (folder / "built").exists() else "not built")
 """
-    folder = tmp_path / "a"
+    folder, go = tmp_path / "a", tmp_path / "go"
     folder.mkdir()
     (folder / "lock").write_text("")  # what a killed build leaves
     run = [sys.executable, "-c", script, str(folder)]
-    done = subprocess.run(run + ["0"], capture_output=True, text=True, timeout=60)  # it waited forever
-    assert done.stdout.strip() == "built", done.stderr[-2000:]
+    done = subprocess.run(run, capture_output=True, text=True, timeout=60)  # it waited forever
+    assert done.stdout.split() == ["start", "built"], done.stderr[-2000:]
     assert (folder / "calls").read_text().split() == ["build"]
     (folder / "built").unlink()
-    first = subprocess.Popen(run + ["6"], stdout=subprocess.PIPE, text=True)  # builds for 6 s, holding the folder
-    deadline = time.time() + 60
-    while not (folder / "lock").exists() and time.time() < deadline:
-        time.sleep(0.05)
-    assert (folder / "lock").exists() and first.poll() is None
-    second = subprocess.run(run + ["0"], capture_output=True, text=True, timeout=120)  # waits for the first's build
-    assert first.wait(timeout=60) == 0 and first.stdout.read().strip() == "built"
-    assert second.stdout.strip() == "built" and not (folder / "lock").exists()
+    first = subprocess.Popen(run + [str(go)], stdout=subprocess.PIPE, text=True)  # builds until `go` exists
+    second = None
+    try:
+        deadline = time.time() + 60
+        while not (folder / "lock").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        assert (folder / "lock").exists() and first.poll() is None
+        second = subprocess.Popen(run, stdout=subprocess.PIPE, text=True)
+        assert second.stdout.readline().strip() == "start"
+        time.sleep(1.0)
+        assert second.poll() is None  # waiting for the first's build
+    finally:
+        go.write_text("")
+    assert first.wait(timeout=60) == 0 and first.stdout.read().split() == ["start", "built"]
+    assert second.wait(timeout=60) == 0 and second.stdout.read().split() == ["built"]
     assert (folder / "calls").read_text().split() == ["build"] * 2  # the second found it built: no build of its own
+    assert not (folder / "lock").exists()
 
 
 PEEK = HONEST.replace("class ModelNew", '''import os
