@@ -136,3 +136,31 @@ def test_sampling_and_the_loss_see_the_same_adapted_distribution(cache):
     with rl.adapters_off(model):
         base, _ = rl.token_logps(cfg, model, [(prompt, ids, torch.ones(len(ids), dtype=torch.bool))])
     assert (base[0] - sampled).abs().max() > 1e-2  # the adapters matter here
+
+
+@pytest.mark.parametrize("rank", [0, 4])
+def test_a_gradient_pass_with_layers_recomputed_gives_the_same_gradients_and_keeps_less(rank):
+    """Activation checkpointing (rl.layers_recomputed, in the update and sft): the same log-probs and gradients,
+    adapters alone (the frozen base's embeddings need no grad: a reentrant checkpoint would have given them none) or
+    every weight; far fewer numbers kept for backward; the layers' own forward afterwards."""
+    model = tiny(rank=rank, lora_targets="q_proj,v_proj")
+    for p in rl.trainable(model):  # B != 0, so that the adapters' term is not zeros
+        p.data.normal_(0, 0.05, generator=torch.Generator().manual_seed(1))
+    cfg = rl.Config(model="tiny", device="cpu", temperature=0.7)
+    samples = [(torch.tensor([5, 17, 99, 3]), torch.tensor([41, 200, 7, 8, 9]), torch.tensor([1, 1, 1, 1, 0]).bool()),
+               (torch.tensor([6, 16]), torch.tensor([40, 201, 8, 1, 2]), torch.tensor([1, 1, 1, 1, 1]).bool())]
+
+    def gradient_pass(recompute):
+        model.zero_grad(set_to_none=True)
+        kept = []
+        with rl.layers_recomputed(model) if recompute else torch.enable_grad(), \
+                torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t.numel()) or t, lambda t: t):
+            logp, mask = rl.token_logps(cfg, model, samples)
+            (-(logp * mask).sum()).backward()
+        return logp.detach(), [p.grad.clone() for p in rl.trainable(model)], sum(kept)
+    lp0, g0, kept0 = gradient_pass(False)
+    lp1, g1, kept1 = gradient_pass(True)
+    assert torch.allclose(lp0, lp1, atol=1e-6) and len(g0) == len(g1) > 0
+    assert all(g.abs().sum() > 0 and torch.allclose(g, h, atol=1e-6) for g, h in zip(g0, g1))
+    assert kept1 < kept0 / 2
+    assert all("forward" not in layer.__dict__ for layer in model.model.layers)
