@@ -946,7 +946,7 @@ def token_logps(cfg, model, samples, temperature=None):
     with autocast(cfg):
         logits = model(input_ids=ids.to(dev), attention_mask=attn.to(dev), position_ids=pos.to(dev),
                        logits_to_keep=T + 1, use_cache=False).logits[:, :-1]  # (m, T, V): P-1+t predicts token t
-    logp = torch.log_softmax(logits.float() / (temperature or cfg.temperature), dim=-1)
+    logp = torch.log_softmax(logits.float().div_(temperature or cfg.temperature), dim=-1)  # (one fp32 copy: m*T*V)
     return logp.gather(-1, ids[:, P:].to(dev).unsqueeze(-1)).squeeze(-1), mask.to(dev)  # (m, T), (m, T)
 
 
