@@ -242,10 +242,11 @@ rl_real() {  # stage 3 from bench/real/ckpt/ssl, one arm ($1: contrastive | no-c
 # to step STEPS; every step checkpoints, so the next call goes on from where a cut one stopped, and a later STEPS=6
 # takes both arms on (the lr is constant). STEPS 3: ssl's steps of the same size took 104-196 s on one H200, so a
 # 30-minute session holds ~3 steps of each arm after the model's pieces. lr 5e-5: LoRA rank 8 on q_proj, v_proj
-# (sft ran at 2e-4); rl.py's 1e-6 is the paper's for every weight, and a sitting has a few steps
+# (sft ran at 2e-4); rl.py's 1e-6 is the paper's for every weight, and a sitting has a few steps. grad_accum 16:
+# micro-batches of 4 samples (the same gradient): the logits of 8 x 3,200 new tokens are ~50 GB in fp32 in backward
 local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/rl_$1
 step rl_$1 ${LIMIT:-540} python3 rl.py $(go_on $out bench/real/ckpt/ssl) --model $gguf $QGEN --$1 \
-    --steps ${STEPS:-3} --lr ${LR:-5e-5} --ckpt-every 1 --eval-precision 0.01 --out $out
+    --steps ${STEPS:-3} --lr ${LR:-5e-5} --grad-accum 16 --ckpt-every 1 --eval-precision 0.01 --out $out
 back $out ${2:-}
 }
 
