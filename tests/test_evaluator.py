@@ -616,7 +616,6 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
     assert waiting.wait(timeout=30) == 0
 
 
-
 def test_a_build_killed_mid_way_does_not_hold_up_the_next_build_of_its_spec(tmp_path):
     """torch's lock file in a build folder outlives a build process that was killed (a cut run, a build's time
     limit), and torch waits for it to go away: the next build of that spec hung to its own limit (session 23, a
