@@ -81,7 +81,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext
 from copy import copy
 from dataclasses import asdict, dataclass, fields, replace
 from functools import partial
@@ -497,15 +497,18 @@ def adapters_off(model):
 
 
 @contextmanager
-def layers_recomputed(model):
+def layers_recomputed(cfg, model):
     """A gradient pass (forward and backward inside) in which each decoder layer keeps only its input and runs again
     in backward (activation checkpointing, torch.utils.checkpoint on each layer of a transformers model's decoder).
     Without it the 1.5B keeps ~35k numbers per token and layer (counted on the CPU): an RL micro-batch of 8 samples
     of a 5,000-token contrastive prompt and 3,200 new tokens would hold ~130 GB in bf16; with it the 28 layers'
-    inputs, ~6 GB, and one layer's activations at a time. Costs one more forward."""
+    inputs, ~6 GB, and one layer's activations at a time. Costs one more forward. The layer runs again in backward,
+    outside the forward's autocast(cfg): it gets autocast(cfg) again, so it picks the same attention backend (on the
+    H200 the recompute ran cuDNN's, not the forward's memory-efficient one, and checkpoint stopped the update)."""
     layers = getattr(model.get_decoder(), "layers", None) if hasattr(model, "get_decoder") else None
     for layer in layers or []:
-        layer.forward = partial(checkpoint, layer.forward, use_reentrant=False)
+        layer.forward = partial(checkpoint, layer.forward, use_reentrant=False,
+                                context_fn=lambda: (nullcontext(), autocast(cfg)))
     try:
         yield
     finally:
@@ -548,17 +551,18 @@ def continue_optimizer(cfg, opt):
             group.update(lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
+@contextmanager
 def autocast(cfg):
     """bf16 compute on CUDA (fp32 weights), attention by any backend but cuDNN's; plain fp32 on CPU.
     cuDNN's attention builds a plan for each new sequence length, ~18 ms of CPU per call, and a generate meets a new
     length every token: the H200 generated at ~40 ms per token with it, ~4 without (bench/RESULTS.md, session 7)."""
     if cfg.device != "cuda":
-        return nullcontext()
+        yield
+        return
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    stack = ExitStack()
-    stack.enter_context(torch.autocast("cuda", dtype=torch.bfloat16))
-    stack.enter_context(sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]))
-    return stack
+    with torch.autocast("cuda", dtype=torch.bfloat16), \
+            sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+        yield
 
 
 def packed_attention(module, query, key, value, attention_mask, scaling=None, **kw):
@@ -996,7 +1000,7 @@ def update(cfg, model, ref_model, opt, rollouts, adv, step=0):
         opt.zero_grad(set_to_none=True)
         for c, old_lp, ref_lp in zip(cs, olds, refs):
             bar.update()
-            with layers_recomputed(model):
+            with layers_recomputed(cfg, model):
                 logp, mask = token_logps(cfg, model, [samples[i] for i in c])
                 loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
                                      eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
@@ -1383,7 +1387,7 @@ def sft_step(cfg, model, opt, examples):
     opt.zero_grad(set_to_none=True)
     loss = 0.0
     for c in micro_batches(cfg, range(len(examples))):
-        with layers_recomputed(model):
+        with layers_recomputed(cfg, model):
             logp, mask = token_logps(cfg, model, [examples[i] for i in c], temperature=1.0)  # (m, T), (m, T)
             nll = -torch.where(mask, logp, torch.zeros_like(logp)).sum() / tokens
             nll.backward()

@@ -153,7 +153,7 @@ def test_a_gradient_pass_with_layers_recomputed_gives_the_same_gradients_and_kee
     def gradient_pass(recompute):
         model.zero_grad(set_to_none=True)
         kept = []
-        with rl.layers_recomputed(model) if recompute else torch.enable_grad(), \
+        with rl.layers_recomputed(cfg, model) if recompute else torch.enable_grad(), \
                 torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t.numel()) or t, lambda t: t):
             logp, mask = rl.token_logps(cfg, model, samples)
             (-(logp * mask).sum()).backward()
@@ -164,3 +164,27 @@ def test_a_gradient_pass_with_layers_recomputed_gives_the_same_gradients_and_kee
     assert all(g.abs().sum() > 0 and torch.allclose(g, h, atol=1e-6) for g, h in zip(g0, g1))
     assert kept1 < kept0 / 2
     assert all("forward" not in layer.__dict__ for layer in model.model.layers)
+
+
+def test_the_recomputed_layers_run_under_the_forwards_autocast(monkeypatch):
+    """The recompute runs in backward, outside token_logps' autocast(cfg): it must enter it again. On the H200 the
+    forward's sdpa_kernel chose memory-efficient attention and the recompute cuDNN's, and checkpoint raised
+    CheckpointError (different saved tensors). Here the same on the CPU: autocast(cfg) allows the math backend only
+    (the CPU's default is its flash kernel)."""
+    from contextlib import contextmanager
+
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    @contextmanager
+    def math_attention(cfg):
+        with sdpa_kernel([SDPBackend.MATH]):
+            yield
+    monkeypatch.setattr(rl, "autocast", math_attention)
+    model = tiny(rank=4, lora_targets="q_proj,v_proj")
+    cfg = rl.Config(model="tiny", device="cpu", temperature=0.7)
+    samples = [(torch.tensor([5, 17, 99, 3]), torch.tensor([41, 200, 7]), torch.tensor([1, 1, 0]).bool()),
+               (torch.tensor([6, 16]), torch.tensor([40, 201, 8]), torch.tensor([1, 1, 1]).bool())]
+    with rl.layers_recomputed(cfg, model):
+        logp, mask = rl.token_logps(cfg, model, samples)
+        (-(logp * mask).sum()).backward()
+    assert all(p.grad is not None for p in rl.trainable(model))
