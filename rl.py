@@ -800,7 +800,9 @@ def decode(cfg, model, enc, eos, seed, check_every=64):
     mask = torch.cat([mask, mask.new_ones(N, T)], 1)                 # (N, P + T): every new token is attended to
     pos = (mask[:, :P].cumsum(1) - 1).clamp(min=0)                  # (N, P): positions skip the left padding
     g, kv = torch.Generator(dev).manual_seed(seed), cache_arg(model, cache)
-    logits = model(input_ids=ids, attention_mask=mask, position_ids=pos, **kv,
+    # the prompts' forward keeps the last position's logits alone: all of them, for 64 rows of a 4,000-token
+    # contrastive prompt, would be ~150 GB (the H200's second contrastive RL step ran out of memory there)
+    logits = model(input_ids=ids, attention_mask=mask, position_ids=pos, **kv, logits_to_keep=1,
                    cache_position=torch.arange(P, device=dev)).logits[:, -1]
     out = ids.new_empty(N, T)
     for t in range(T):

@@ -1033,3 +1033,20 @@ def test_later_passes_reshuffle_the_mini_batches(monkeypatch):
     assert len(first) == 4 and first[:2] == [[0, 1, 2, 3], [4, 5, 6, 7]]  # pass 1 in batch order
     assert sorted(first[2] + first[3]) == list(range(8)) and first[2] != [0, 1, 2, 3] and first[2] != [4, 5, 6, 7]
     assert steps_of(5)[2:] == first[2:] and steps_of(6)[2:] != first[2:]
+
+
+def test_our_decoding_loop_computes_the_logits_of_the_last_position_only():
+    """decode's prefill asks the model for the last prompt position's logits alone: the logits of every position of
+    64 rows of a 4,000-token contrastive prompt are ~150 GB (the H200's second contrastive RL step ran out of memory
+    there)."""
+    cfg = rl.Config(model="tiny", device="cpu", temperature=0.7, max_new_tokens=5, group_size=2)
+    model, tok = rl.load_policy(cfg)
+    enc = tok(["import torch\nclass Model:\n    pass\n"], return_tensors="pt", add_special_tokens=False)
+    positions = []
+    hook = model.lm_head.register_forward_hook(lambda m, args, out: positions.append(args[0].shape[1]))
+    try:
+        rl.DECODERS.clear()
+        rl.decode(cfg, model, enc, rl.eos_ids(model, tok), seed=3)
+    finally:
+        hook.remove()
+    assert enc["input_ids"].shape[1] > 1 and positions == [1] * 6  # the prefill and a step per new token
