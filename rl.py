@@ -13,9 +13,10 @@ What the RL stage does, each step
     near-1 ones rounded to 1) -> speedup rewards (normalised, clipped) -> group advantages -> GRPO update (mu passes
     of `minibatches` AdamW steps, each over grad_accum micro-batches) -> correct codes into the database (a code seen
     before: its measurements combined) -> one log line -> checkpoint. The run folder (--out) gets config.json,
-    log.jsonl, exemplars.jsonl, ckpt.pt, best/<task>.py (the task's best kernel by combined score, if faster than
-    the reference) and progress.png (when matplotlib is installed; after every step). Ctrl-C checkpoints the last
-    finished step; a resume after a crash redoes the steps past the checkpoint and keeps what they wrote in redone/.
+    log.jsonl, samples.jsonl (every sample: its reply and verdict), exemplars.jsonl, ckpt.pt, best/<task>.py (the
+    task's best kernel by combined score, if faster than the reference) and progress.png (when matplotlib is
+    installed; after every step). Ctrl-C checkpoints the last finished step; a resume after a crash redoes the steps
+    past the checkpoint and keeps what they wrote in redone/.
 
 How to run
     OMP_NUM_THREADS=1 python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 \
@@ -1048,6 +1049,21 @@ def append_log(cfg, rec):
         f.write(json.dumps(rec) + "\n")
 
 
+def append_samples(cfg, step, batch, rollouts, results):
+    """Every sample of the step as a line of OUT/samples.jsonl (rank 0): its task, the reply, its status, speedup,
+    speedup kind and the first 300 characters of the reason, so that what the policy wrote, and why it failed,
+    can be read after the run (the log holds counts only). ~3 KB a sample of 1,000 tokens."""
+    if not is_main() or not results:
+        return
+    texts = [t for r in rollouts for t in r["texts"]]  # (B*G) order, as results
+    G = len(texts) // len(batch)
+    with open(Path(cfg.out) / "samples.jsonl", "a") as f:
+        for i, (text, res) in enumerate(zip(texts, results)):
+            f.write(json.dumps(dict(step=step, task=batch[i // G][0], status=res.status, speedup=res.speedup,
+                                    kind=res.speedup_kind, copy=is_copy(res), reason=res.reason[:300],
+                                    reply=text)) + "\n")
+
+
 def is_copy(res):
     """A correct candidate that is the reference renamed (or runs exactly its ops): ok, but no work of the policy's."""
     return res.status == "ok" and res.same_as_reference
@@ -1089,6 +1105,7 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
                per_task=task_stats(batch, results) if results else {},
                status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
     append_log(cfg, rec)
+    append_samples(cfg, step, batch, rollouts, results)
     speedup, _, found = max(best.values(), key=lambda b: b[0]) if best else (None, None, None)
     top = f"{speedup:.2f}x{' from --init-from' * (found == 0)}" if best else "-"  # step 0: the earlier stage's code
     built = (f" (builds {times['build_s']:.1f} s, {times['build_wait_s']:.1f} s of it waited for: {times['builds']}, "
@@ -1225,7 +1242,8 @@ def restore(cfg, model, opt):
     said in one line. A corrupt record amid the files or an unreadable ckpt.pt is a ConfigError, before anything
     changes. Under torchrun every rank loads, rank 0 alone cuts."""
     out, step = Path(cfg.out), 0
-    records = {name: read_jsonl(out / name) for name in ("log.jsonl", "exemplars.jsonl", "collected.jsonl")}
+    records = {name: read_jsonl(out / name)
+               for name in ("log.jsonl", "exemplars.jsonl", "collected.jsonl", "samples.jsonl")}
     if (out / "ckpt.pt").exists():
         try:
             state = torch.load(out / "ckpt.pt", map_location=cfg.device, weights_only=False)  # our own file

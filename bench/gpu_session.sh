@@ -214,8 +214,9 @@ done
 }
 
 # the proof's run folders live in bench/real/ckpt/STAGE (tracked: each sitting brings back ckpt.pt, config.json,
-# log.jsonl, exemplars.jsonl and progress.png, and they are committed, replacing the last ones)
-back() { mkdir -p $OUT/${2:-}; cp $1/{ckpt.pt,config.json,log.jsonl,exemplars.jsonl,progress.png} $OUT/${2:-} 2>/dev/null; }
+# log.jsonl, samples.jsonl, exemplars.jsonl and progress.png, and they are committed, replacing the last ones)
+back() { mkdir -p $OUT/${2:-}
+cp $1/{ckpt.pt,config.json,log.jsonl,samples.jsonl,exemplars.jsonl,progress.png} $OUT/${2:-} 2>/dev/null; }
 # ($2: a folder of $OUT for them, when one call brings back two run folders)
 go_on() { test -f $1/ckpt.pt && echo --resume || echo ${2:+--init-from $2}; }  # resume a cut stage, else start it
 QGEN="--tasks-per-step 8 --group-size 8 --max-new-tokens 3200 --temperature 0.7 --task $TRAIN \

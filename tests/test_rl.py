@@ -550,11 +550,14 @@ def test_resume_without_a_checkpoint_keeps_the_steps_it_redoes(tmp_path, monkeyp
     out = run_then(tmp_path, monkeypatch)
     (out / "ckpt.pt").unlink()
     first = read_log(out)
+    samples = [dict(step=s, task="cpu/relu", reply="x", status="ok") for s in (1, 2, 3)]  # (a toy reward keeps none)
+    (out / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in samples))
     capsys.readouterr()
     rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
     said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("resume:")]
     assert len(said) == 1 and "no checkpoint" in said[0] and "redone" in said[0], said
     assert read_log(out / "redone") == first
+    assert rl.read_jsonl(out / "redone" / "samples.jsonl") == samples and rl.read_jsonl(out / "samples.jsonl") == []
     assert untimed(read_log(out)) == untimed(first)
 
 
@@ -992,13 +995,19 @@ def test_copies_are_logged_apart(tmp_path):
     stay out of the task's mean speedup: 4 samples ok 2.0, a copy (measured 1.02), a failure, ok 1.5 ->
     pass 2 / 4 = 0.5, copies 1, mean speedup (2.0 + 1.5) / 2 = 1.75 (counting the copy: 0.75, 1.507)."""
     cfg = rl.Config(device="cpu", out=str(tmp_path))
-    results = [ok(2.0), COPY, FAILED, ok(1.5)]
-    rollouts = [dict(mask=torch.ones(4, 3, dtype=torch.bool))]
+    failed = evaluator.Result("compile_error", reason="error: " + "x" * 400)
+    results = [ok(2.0), COPY, failed, ok(1.5)]
+    rollouts = [dict(mask=torch.ones(4, 3, dtype=torch.bool), texts=["a", "b", "c", "d"])]
     rec = rl.log_step(cfg, 1, [("t", "REF")], rollouts, np.array([2.0, 0.0, 0.0, 1.5]), results, {}, rl.NO_UPDATE,
                       (0.0, 0.0, 0.0, 0.0))
     assert (rec["pass_rate"], rec["copies"]) == (0.5, 1)
     assert rec["per_task"] == {"t": {"pass": 0.5, "copies": 1, "mean_speedup": 1.75}}
     assert rl.read_jsonl(tmp_path / "log.jsonl") == [rec]
+    samples = rl.read_jsonl(tmp_path / "samples.jsonl")  # every sample with its reply and verdict
+    assert [(r["step"], r["task"], r["reply"], r["status"], r["speedup"], r["copy"]) for r in samples] == \
+        [(1, "t", "a", "ok", 2.0, False), (1, "t", "b", "ok", COPY.speedup, True),
+         (1, "t", "c", "compile_error", None, False), (1, "t", "d", "ok", 1.5, False)]
+    assert samples[2]["reason"] == failed.reason[:300] and len(samples[2]["reason"]) == 300
 
 
 def test_the_step_line_says_what_the_builds_cost(tmp_path, capsys):
@@ -1006,7 +1015,7 @@ def test_the_step_line_says_what_the_builds_cost(tmp_path, capsys):
     run alongside it), and how many sources built, compiled, failed."""
     cfg = rl.Config(device="cpu", out=str(tmp_path))
     phases = dict(build_s=18.8, evaluate_s=70.3, build_wait_s=2.5, builds=6, build_failed=2, compiled=3)
-    rollouts = [dict(mask=torch.ones(2, 3, dtype=torch.bool))]
+    rollouts = [dict(mask=torch.ones(2, 3, dtype=torch.bool), texts=["", ""])]
     rl.log_step(cfg, 1, [("t", "REF")], rollouts, np.array([0.0, 0.0]), [FAILED, FAILED], {}, rl.NO_UPDATE,
                 (0.0, 0.0, 0.0, 0.0), phases)
     line = capsys.readouterr().out
