@@ -47,6 +47,12 @@ DEVICE_GUIDANCE = {
 }
 
 
+# Why: under contrastive prompts the 1.5B (trained on plain ones) wrote forward()s that call the variants' `ext` and
+# `F` without defining them, and runtime errors were 30 of step 1's 64 samples (bench/RESULTS.md §1, session 24-25)
+ALONE = ("Each variant is a complete program, and yours must be one too: it runs alone, without the variants, so "
+         "it defines or imports everything it uses (kernel sources and their load_inline included).")
+
+
 def describe_score(score):
     """'score 1.37 (1.37x faster than the reference)' and the like."""
     if round(score, 2) == 1.0:
@@ -75,7 +81,7 @@ def build_prompt(ref_src, exemplars=(), device="cuda", contrastive=True):
              "## Reference program\n" + _fence(ref_src)]
     if shown:
         parts.append("## Earlier variants and their measured scores\nscore = speedup over the reference, measured "
-                     "on the target device (higher is faster; 1.00 = as fast as the reference).")
+                     "on the target device (higher is faster; 1.00 = as fast as the reference). " + ALONE)
         parts += [f"### Variant {i}: {describe_score(s)}\n{_fence(c)}" for i, (c, s) in enumerate(shown, 1)]
         analysis = ("Compare the variants above: which one is faster, by how much, and why (memory traffic, "
                     "kernel launches, parallelism, algorithm).")

@@ -708,11 +708,17 @@ def build_prompts(cfg, db, batch, step, tok):
     """One rendered prompt per task: reference + n_exemplars variants drawn from the database (or plain)."""
     prompts = []
     for name, ref in batch:
-        rng = np.random.default_rng(seed_for(cfg, step, name))
-        shown = sample_exemplars(db.entries(name), cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
-                                 mode=cfg.exemplar_mode, rng=rng) if cfg.contrastive else ()
+        shown = draw_variants(cfg, db.entries(name), seed_for(cfg, step, name)) if cfg.contrastive else ()
         prompts.append(render(build_prompt(ref, shown, device=cfg.device, contrastive=cfg.contrastive), tok))
     return prompts
+
+
+def draw_variants(cfg, entries, seed):
+    """(code, score) of the n_exemplars entries a contrastive prompt shows, each code without its stage-1 intent
+    label: the measured score is what the prompt says of it (the 1.5B copied "faster (hoped):" into its designs)."""
+    shown = sample_exemplars(entries, cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
+                             mode=cfg.exemplar_mode, rng=np.random.default_rng(seed))
+    return [(unlabelled(e.code), e.score) for e in shown]
 
 # ---------------------------------------------------------------------------- loop: generate G
 
@@ -1350,6 +1356,14 @@ def sft_records(cfg):
 DOCSTRING = re.compile(r'\A\s*"""\s*(?:(?:faster|slower|wrong|broken)\b[^:\n]{0,40}:\s*)?(.*?)\s*"""[ \t]*\n?', re.S)
 
 
+def unlabelled(code):
+    """The code with its module docstring's intent label (if any) taken out."""
+    m = DOCSTRING.match(code)
+    if not m:
+        return code
+    return (f'"""{m.group(1)}"""\n' if m.group(1) else "") + code[m.end():]
+
+
 def as_reply(code, prompt):
     """A bare working code as the three-section reply the plain prompt asks for: a stock analysis, the code's module
     docstring (less its intent label) as the design, the rest as the code. Why: trained on the stage-1 files as they
@@ -1384,9 +1398,7 @@ def contrastive_example(cfg, db, tok, record, example, step, i):
     entries = db.entries(record.get("task", ""), excluding=own)
     if not entries:
         return []
-    rng = np.random.default_rng(seed_for(cfg, step, f"{record['task']}#{i}"))
-    shown = sample_exemplars(entries, cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
-                             mode=cfg.exemplar_mode, rng=rng)
+    shown = draw_variants(cfg, entries, seed_for(cfg, step, f"{record['task']}#{i}"))
     prompt = render(build_prompt(record["ref_code"], shown, device=cfg.device, contrastive=True), tok)
     return [(tok(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"][0], *example[1:])]
 

@@ -91,12 +91,14 @@ def test_contrastive_prompt_has_reference_exemplars_scores_sections_rules():
     for rule in ("scores 0", "No caching", "input sizes", "global torch settings", "other CUDA streams"):
         assert rule in p
     assert "Compare the variants" in p
+    assert "yours must be one too: it runs alone, without the variants" in p
 
 
 def test_plain_prompt_has_no_exemplars():
     exemplars = [("# variant slow", 0.8), ("# variant fast", 1.37)]
     for p in (build_prompt(REF, exemplars, contrastive=False), build_prompt(REF)):
         assert REF.strip() in p and "# variant" not in p and "score 1.37" not in p and "Variant 1" not in p
+        assert "without the variants" not in p  # the plain prompt (the measurement protocol's) is unchanged
         assert "Performance analysis" in p and "Algorithm design" in p and "No caching" in p
 
 

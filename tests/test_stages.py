@@ -186,6 +186,25 @@ def test_sft_contrastive_never_shows_the_target_in_its_prompt(monkeypatch):
             others += sum(c.strip() in text for c in codes)
     assert others > 40  # of the 80 exemplars shown, those not the reference are the other records' codes
 
+
+
+def test_contrastive_prompts_show_codes_without_their_intent_labels():
+    """Stage-1 files begin with their author's intent ("faster (hoped): ..."); a prompt shows each variant's measured
+    score instead, in stage 3's prompts and in sft's contrastive ones alike. The rest of the docstring stays."""
+    cfg = rl.Config(model="tiny", device="cpu", task="cpu/relu", n_exemplars=2)
+    tok = rl.tiny_policy(0)[1]
+    labelled = '"""faster (hoped): clamp in place.\nOne pass."""\n' + CLAMP
+    db = rl.ExemplarDB()
+    db.seed_reference("cpu/relu", RELU)
+    db.add("cpu/relu", labelled, 0.9)
+    [prompt] = rl.build_prompts(cfg, db, [("cpu/relu", RELU)], 1, tok)
+    record = dict(task="cpu/relu", ref_code=RELU, code=CLAMP.replace("0.0", "0"))
+    [(p, _, _)] = rl.contrastive_example(cfg, db, tok, record, (None, None, None), 1, 0)
+    for text in (prompt, tok.decode(p)):
+        assert '"""clamp in place.\nOne pass."""\n' + CLAMP.strip() in text and "score 0.90" in text
+        assert "hoped" not in text
+    assert rl.unlabelled('"""slower:"""\n' + CLAMP) == CLAMP and rl.unlabelled(CLAMP) == CLAMP
+
 # ---------------------------------------------------------------------------- a toy policy that writes working code
 
 
