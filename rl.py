@@ -714,11 +714,11 @@ def build_prompts(cfg, db, batch, step, tok):
 
 
 def draw_variants(cfg, entries, seed):
-    """(code, score) of the n_exemplars entries a contrastive prompt shows, each code without its stage-1 intent
+    """The n_exemplars entries a contrastive prompt shows (Exemplars), each code without its stage-1 intent
     label: the measured score is what the prompt says of it (the 1.5B copied "faster (hoped):" into its designs)."""
     shown = sample_exemplars(entries, cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
                              mode=cfg.exemplar_mode, rng=np.random.default_rng(seed))
-    return [(unlabelled(e.code), e.score) for e in shown]
+    return [replace(e, code=unlabelled(e.code)) for e in shown]
 
 # ---------------------------------------------------------------------------- loop: generate G
 

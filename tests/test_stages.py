@@ -188,9 +188,10 @@ def test_sft_contrastive_never_shows_the_target_in_its_prompt(monkeypatch):
 
 
 
-def test_contrastive_prompts_show_codes_without_their_intent_labels():
+def test_contrastive_prompts_show_codes_without_their_intent_labels(monkeypatch):
     """Stage-1 files begin with their author's intent ("faster (hoped): ..."); a prompt shows each variant's measured
     score instead, in stage 3's prompts and in sft's contrastive ones alike. The rest of the docstring stays."""
+    monkeypatch.setattr(rl, "build_prompt", build_prompt)  # the whole prompt (short_prompts shortens it)
     cfg = rl.Config(model="tiny", device="cpu", task="cpu/relu", n_exemplars=2)
     tok = rl.tiny_policy(0)[1]
     labelled = '"""faster (hoped): clamp in place.\nOne pass."""\n' + CLAMP
