@@ -187,7 +187,6 @@ def test_sft_contrastive_never_shows_the_target_in_its_prompt(monkeypatch):
     assert others > 40  # of the 80 exemplars shown, those not the reference are the other records' codes
 
 
-
 def test_contrastive_prompts_show_codes_without_their_intent_labels(monkeypatch):
     """Stage-1 files begin with their author's intent ("faster (hoped): ..."); a prompt shows each variant's measured
     score instead, in stage 3's prompts and in sft's contrastive ones alike. The rest of the docstring stays."""
