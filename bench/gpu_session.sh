@@ -21,6 +21,8 @@
 #   bash bench/gpu_session.sh sft_real    # issue 22: stage 1 (sft) of the 1.5B on bench/real/stage1.jsonl, then
 #   bash bench/gpu_session.sh ssl_real    # stage 2 and
 #   bash bench/gpu_session.sh rl_real contrastive|no-contrastive   # stage 3's two arms (each again: goes on)
+#   bash bench/gpu_session.sh sftc_real   # the contrastive arm's sft on contrastive prompts too, from ssl; then
+#   FROM=bench/real/ckpt/sftc bash bench/gpu_session.sh rl_real contrastive   # its RL from there
 #   bash bench/gpu_session.sh rl_arms     # both arms at once, one per GPU (nvidia-h200-x2)
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
@@ -239,14 +241,27 @@ step ssl_real ${LIMIT:-540} python3 rl.py --stage ssl $(go_on $out bench/real/ck
 back $out
 }
 
-rl_real() {  # stage 3 from bench/real/ckpt/ssl, one arm ($1: contrastive | no-contrastive, same seed and steps), up
-# to step STEPS; every step checkpoints, so the next call goes on from where a cut one stopped, and a later STEPS=6
-# takes both arms on (the lr is constant). STEPS 3: ssl's steps of the same size took 104-196 s on one H200, so a
-# 30-minute session holds ~3 steps of each arm after the model's pieces. lr 5e-5: LoRA rank 8 on q_proj, v_proj
+sftc_real() {  # the contrastive arm's own stage 1 (issue 22, session 26): from ssl, STEPS sft steps on the same
+# stage-1 records under plain and contrastive prompts (--sft-contrastive; variants drawn from ssl's database). Why:
+# trained on plain prompts only, the 1.5B answered 15-16 of 64 contrastive prompts a step with the best variant's
+# forward() calling its `ext`, never built (bench/RESULTS.md §1, session 26), as the tiny demo policy did in session
+# 7. 40 steps are 10 epochs of the 55 records; grad_accum 16: micro-batches of 2 prompts of up to ~10k tokens
+local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/sftc
+step sftc_real ${LIMIT:-540} python3 rl.py --stage sft --sft-contrastive $(go_on $out bench/real/ckpt/ssl) \
+    --model $gguf $REAL --task $TRAIN --data bench/real/stage1.jsonl --sft-min-speedup ${MIN_SPEEDUP:-1.0} \
+    --steps ${STEPS:-40} --sft-batch 16 --grad-accum 16 --lr ${LR:-1e-4} --ckpt-every 10 --out $out
+back $out
+}
+
+rl_real() {  # stage 3 from bench/real/ckpt/ssl (FROM: another folder, e.g. bench/real/ckpt/sftc), one arm ($1:
+# contrastive | no-contrastive, same seed and steps), up to step STEPS; every step checkpoints, so the next call
+# goes on from where a cut one stopped, and a later STEPS=6 takes both arms on (the lr is constant). STEPS 3: ssl's
+# steps of the same size took 104-196 s on one H200, so a 30-minute session holds ~3 steps of each arm after the
+# model's pieces. lr 5e-5: LoRA rank 8 on q_proj, v_proj
 # (sft ran at 2e-4); rl.py's 1e-6 is the paper's for every weight, and a sitting has a few steps. grad_accum 16:
 # micro-batches of 4 samples (the same gradient): the logits of 8 x 3,200 new tokens are ~50 GB in fp32 in backward
 local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/rl_$1
-step rl_$1 ${LIMIT:-540} python3 rl.py $(go_on $out bench/real/ckpt/ssl) --model $gguf $QGEN --$1 \
+step rl_$1 ${LIMIT:-540} python3 rl.py $(go_on $out ${FROM:-bench/real/ckpt/ssl}) --model $gguf $QGEN --$1 \
     --steps ${STEPS:-3} --lr ${LR:-5e-5} --grad-accum 16 --ckpt-every 1 --eval-precision 0.01 --out $out
 back $out ${2:-}
 }
@@ -277,4 +292,4 @@ pack() {  # the device brings back 8 files: all of $OUT but the ckpt.pt files in
     mv /tmp/pack.tgz .)
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|mix|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real|ssl_real|rl_real|rl_arms|pack}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|mix|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real|ssl_real|sftc_real|rl_real|rl_arms|pack}" "${@:2}"
