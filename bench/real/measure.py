@@ -190,7 +190,7 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     argv += ["--"] * ("--" not in argv)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
-    p.add_argument("label", help="base, sft, ssl, rl_contrastive, rl_plain (the summary's key)")
+    p.add_argument("label", help="base, sft, ssl, sftc, rl_contrastive, rl_plain (the summary's key)")
     p.add_argument("folder", nargs="?", help="a run folder with ckpt.pt (none: the base model)")
     p.add_argument("--train", required=True, help="training tasks (rl.py's --task syntax)")
     p.add_argument("--heldout", required=True, help="held-out tasks (never in the stage-1 data or a run's --task)")

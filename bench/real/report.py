@@ -13,7 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 import rl  # noqa: E402  (its rl.extract_code: the code of a reply, as measure.py evaluated it)
-ORDER = ("base", "sft", "ssl", "rl_contrastive", "rl_plain")  # the stages' order; other labels follow
+ORDER = ("base", "sft", "ssl", "sftc", "rl_contrastive", "rl_plain")  # the stages' order; other labels follow
 ARMS = {"rl_contrastive": HERE / "ckpt" / "rl_contrastive", "rl_plain": HERE / "ckpt" / "rl_no-contrastive"}
 
 
