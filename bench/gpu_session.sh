@@ -226,10 +226,11 @@ QGEN="--tasks-per-step 8 --group-size 8 --max-new-tokens 3200 --temperature 0.7 
 
 sft_real() {  # stage 1 of the proof on bench/real/stage1.jsonl's candidates measured faster than eager (55 of the
 # 134 working ones: the 0.5B, trained on all 134 for 60 steps, wrote slower variants and their labels; bench/real/q05)
-local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/sft
-step sft_real ${LIMIT:-540} python3 rl.py --stage sft $(go_on $out) --model $gguf $REAL --task $TRAIN \
-    --data bench/real/stage1.jsonl --sft-min-speedup ${MIN_SPEEDUP:-1.0} --steps ${STEPS:-200} --sft-batch 16 \
-    --lr ${LR:-2e-4} --ckpt-every 10 --out $out
+# $1: the run folder (bench/real/ckpt/sft), then more rl.py flags; FROM: a folder to start from (none: the model)
+local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local out=${1:-bench/real/ckpt/sft}
+step $(basename $out)_real ${LIMIT:-540} python3 rl.py --stage sft $(go_on $out ${FROM:-}) --model $gguf $REAL \
+    --task $TRAIN --data bench/real/stage1.jsonl --sft-min-speedup ${MIN_SPEEDUP:-1.0} --steps ${STEPS:-200} \
+    --sft-batch 16 --lr ${LR:-2e-4} --ckpt-every 10 --out $out "${@:2}"
 back $out
 }
 
@@ -246,11 +247,8 @@ sftc_real() {  # the contrastive arm's own stage 1 (issue 22, session 26): from 
 # trained on plain prompts only, the 1.5B answered 15-16 of 64 contrastive prompts a step with the best variant's
 # forward() calling its `ext`, never built (bench/RESULTS.md §1, session 26), as the tiny demo policy did in session
 # 7. 40 steps are 10 epochs of the 55 records; grad_accum 16: micro-batches of 2 prompts of up to ~10k tokens
-local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/sftc
-step sftc_real ${LIMIT:-540} python3 rl.py --stage sft --sft-contrastive $(go_on $out bench/real/ckpt/ssl) \
-    --model $gguf $REAL --task $TRAIN --data bench/real/stage1.jsonl --sft-min-speedup ${MIN_SPEEDUP:-1.0} \
-    --steps ${STEPS:-40} --sft-batch 16 --grad-accum 16 --lr ${LR:-1e-4} --ckpt-every 10 --out $out
-back $out
+FROM=${FROM:-bench/real/ckpt/ssl} STEPS=${STEPS:-40} LR=${LR:-1e-4} sft_real bench/real/ckpt/sftc --sft-contrastive \
+    --grad-accum 16
 }
 
 rl_real() {  # stage 3 from bench/real/ckpt/ssl (FROM: another folder, e.g. bench/real/ckpt/sftc), one arm ($1:
