@@ -1393,9 +1393,12 @@ def contrastive_example(cfg, db, tok, record, example, step, i):
     stage 3 draws them from (seed, step, i), so each step shows a new pair; [] for a record whose task has none.
     The record's own code is not among them (sft put it into the database): a prompt showing its target teaches
     copying. Why: a model as small as --model tiny learns the prompts it saw; trained on plain prompts only it wrote
-    no code at all under stage 3's contrastive ones (bench/RESULTS.md, session 7)."""
+    no code at all under stage 3's contrastive ones (bench/RESULTS.md, session 7). Only entries scored below the
+    record's own measured speedup are drawn: the prompt asks for a version faster than everything it shows, so a
+    target slower than a shown variant would teach the opposite."""
     own = record.get("code") or extract_code(record.get("completion", "")).code
-    entries = db.entries(record.get("task", ""), excluding=own)
+    target = (record.get("result") or {}).get("speedup") or math.inf
+    entries = [e for e in db.entries(record.get("task", ""), excluding=own) if e.score < rounded(cfg, target)]
     if not entries:
         return []
     shown = draw_variants(cfg, entries, seed_for(cfg, step, f"{record['task']}#{i}"))
