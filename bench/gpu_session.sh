@@ -246,7 +246,9 @@ sftc_real() {  # the contrastive arm's own stage 1 (issue 22, session 26): from 
 # stage-1 records under plain and contrastive prompts (--sft-contrastive; variants drawn from ssl's database). Why:
 # trained on plain prompts only, the 1.5B answered 15-16 of 64 contrastive prompts a step with the best variant's
 # forward() calling its `ext`, never built (bench/RESULTS.md §1, session 26), as the tiny demo policy did in session
-# 7. 40 steps are 10 epochs of the 55 records; grad_accum 16: micro-batches of 2 prompts of up to ~10k tokens
+# 7. 40 steps are 10 epochs of the 55 records; grad_accum 16: micro-batches of 2 prompts of up to ~10k tokens. A
+# record's contrastive prompt shows only variants scored below its own speedup (46 of the 55 records have one or more
+# besides the reference, at 1.0; 425ccb5): its target is then faster than everything it shows, as the prompt asks
 FROM=${FROM:-bench/real/ckpt/ssl} STEPS=${STEPS:-40} LR=${LR:-1e-4} sft_real bench/real/ckpt/sftc --sft-contrastive \
     --grad-accum 16
 }
