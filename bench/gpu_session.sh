@@ -19,10 +19,10 @@
 #   bash bench/gpu_session.sh stage1      # issue 22: bench/real's stage-1 data (again after a cut: it goes on)
 #   bash bench/gpu_session.sh measure base   # issue 22: the protocol for a checkpoint (again after a cut: goes on)
 #   bash bench/gpu_session.sh sft_real    # issue 22: stage 1 (sft) of the 1.5B on bench/real/stage1.jsonl, then
-#   bash bench/gpu_session.sh ssl_real    # stage 2 and
+#   bash bench/gpu_session.sh ssl_real    # stage 2, then
+#   bash bench/gpu_session.sh sftc_real   # 40 more sft steps, on plain and contrastive prompts (the contrastive
+#                                         # arm needed them), and from there
 #   bash bench/gpu_session.sh rl_real contrastive|no-contrastive   # stage 3's two arms (each again: goes on)
-#   bash bench/gpu_session.sh sftc_real   # the contrastive arm's sft on contrastive prompts too, from ssl; then
-#   FROM=bench/real/ckpt/sftc bash bench/gpu_session.sh rl_real contrastive   # its RL from there
 #   bash bench/gpu_session.sh rl_arms     # both arms at once, one per GPU (nvidia-h200-x2)
 set -u
 OUT=${OUT:-/tmp/cudal1_session}; DEVICE=${DEVICE:-cuda}; RUNS=${RUNS:-runs/gpu_session}; mkdir -p "$OUT" "$RUNS"
@@ -253,15 +253,15 @@ FROM=${FROM:-bench/real/ckpt/ssl} STEPS=${STEPS:-40} LR=${LR:-1e-4} sft_real ben
     --grad-accum 16
 }
 
-rl_real() {  # stage 3 from bench/real/ckpt/ssl (FROM: another folder, e.g. bench/real/ckpt/sftc), one arm ($1:
-# contrastive | no-contrastive, same seed and steps), up to step STEPS; every step checkpoints, so the next call
-# goes on from where a cut one stopped, and a later STEPS=6 takes both arms on (the lr is constant). STEPS 3: ssl's
-# steps of the same size took 104-196 s on one H200, so a 30-minute session holds ~3 steps of each arm after the
-# model's pieces. lr 5e-5: LoRA rank 8 on q_proj, v_proj
-# (sft ran at 2e-4); rl.py's 1e-6 is the paper's for every weight, and a sitting has a few steps. grad_accum 16:
-# micro-batches of 4 samples (the same gradient): the logits of 8 x 3,200 new tokens are ~50 GB in fp32 in backward
+rl_real() {  # stage 3 from bench/real/ckpt/sftc (FROM: another folder), one arm ($1: contrastive | no-contrastive,
+# the same start, seed and steps: only the prompts differ; session 27), up to step STEPS; every step checkpoints, so
+# the next call goes on from where a cut one stopped, and a later STEPS=6 takes both arms on (the lr is constant).
+# STEPS 3: ssl's steps of the same size took 104-196 s on one H200, so a 30-minute session holds ~3 steps of each
+# arm after the model's pieces. lr 5e-5: LoRA rank 8 on q_proj, v_proj (sft ran at 2e-4); rl.py's 1e-6 is the
+# paper's for every weight, and a sitting has a few steps. grad_accum 16: micro-batches of 4 samples (the same
+# gradient): the logits of 8 x 3,200 new tokens are ~50 GB in fp32 in backward
 local gguf; gguf=$(qwen) || return 1; export PYTHONPATH=/tmp/site; local out=bench/real/ckpt/rl_$1
-step rl_$1 ${LIMIT:-540} python3 rl.py $(go_on $out ${FROM:-bench/real/ckpt/ssl}) --model $gguf $QGEN --$1 \
+step rl_$1 ${LIMIT:-540} python3 rl.py $(go_on $out ${FROM:-bench/real/ckpt/sftc}) --model $gguf $QGEN --$1 \
     --steps ${STEPS:-3} --lr ${LR:-5e-5} --grad-accum 16 --ckpt-every 1 --eval-precision 0.01 --out $out
 back $out ${2:-}
 }
