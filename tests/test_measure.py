@@ -235,6 +235,9 @@ def test_report_plot_of_both_arms(tmp_path):
                                                           for s in (1, 2, 3)))
     out = report.plot(tmp_path / "p.png", {"rl_contrastive": tmp_path / "c", "rl_plain": tmp_path / "p"})
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SystemExit, match="no RL step logged in"):  # no arm has run yet: a message, not an empty plot
+        report.plot(tmp_path / "q.png", {"rl_contrastive": tmp_path / "none"})
+    assert not (tmp_path / "q.png").exists()
 
 
 def test_best_kernel_per_task_from_a_measured_work_folder(tmp_path, capsys):

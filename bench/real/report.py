@@ -68,13 +68,16 @@ def targets(summary):
 
 def plot(path, arms=ARMS):
     """Pass rate and best speedup per step of each RL arm whose folder has a log.jsonl, in one figure at path."""
+    logs = {arm: Path(folder) / "log.jsonl" for arm, folder in arms.items()}
+    logs = {arm: [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+            for arm, log in logs.items() if log.exists()}
+    if not any(logs.values()):
+        raise SystemExit(f"no RL step logged in {', '.join(str(f) for f in arms.values())}: nothing to plot yet")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
-    for arm, folder in arms.items():
-        log = Path(folder) / "log.jsonl"
-        recs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+    for arm, recs in logs.items():
         if not recs:
             continue
         steps = [r["step"] for r in recs]
