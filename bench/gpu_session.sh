@@ -242,8 +242,8 @@ step ssl_real ${LIMIT:-540} python3 rl.py --stage ssl $(go_on $out bench/real/ck
 back $out
 }
 
-sftc_real() {  # the contrastive arm's own stage 1 (issue 22, session 26): from ssl, STEPS sft steps on the same
-# stage-1 records under plain and contrastive prompts (--sft-contrastive; variants drawn from ssl's database). Why:
+sftc_real() {  # both RL arms' start (issue 22, sessions 26-27): from ssl, STEPS sft steps on the same stage-1
+# records under plain and contrastive prompts (--sft-contrastive; variants drawn from ssl's database). Why:
 # trained on plain prompts only, the 1.5B answered 15-16 of 64 contrastive prompts a step with the best variant's
 # forward() calling its `ext`, never built (bench/RESULTS.md §1, session 26), as the tiny demo policy did in session
 # 7. 40 steps are 10 epochs of the 55 records; grad_accum 16: micro-batches of 2 prompts of up to ~10k tokens. A
