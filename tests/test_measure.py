@@ -230,10 +230,14 @@ def test_report_plot_of_both_arms(tmp_path):
     import report
     for arm in ("c", "p"):
         (tmp_path / arm).mkdir()
-        (tmp_path / arm / "log.jsonl").write_text("".join(json.dumps(dict(step=s, pass_rate=s / 10,
-                                                                              best_speedup={"a": 1 + s / 10})) + "\n"
+        (tmp_path / arm / "log.jsonl").write_text("".join(json.dumps(dict(step=s, pass_rate=s / 10, mean_reward=s / 5,
+                                                                              best_speedup={"a": 5.47})) + "\n"
                                                           for s in (1, 2, 3)))
-    out = report.plot(tmp_path / "p.png", {"rl_contrastive": tmp_path / "c", "rl_plain": tmp_path / "p"})
+    arms = {"rl_contrastive": tmp_path / "c", "rl_plain": tmp_path / "p", "rl_other": tmp_path / "none"}
+    # each arm's own steps (the carried best_speedup, equal for both arms, is not what it shows); no log, no line
+    assert report.arm_steps(arms) == {arm: {"step": [1, 2, 3], "pass_rate": [0.1, 0.2, 0.3],
+                                            "mean_reward": [0.2, 0.4, 0.6]} for arm in ("rl_contrastive", "rl_plain")}
+    out = report.plot(tmp_path / "p.png", arms)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(SystemExit, match="no RL step logged in"):  # no arm has run yet: a message, not an empty plot
         report.plot(tmp_path / "q.png", {"rl_contrastive": tmp_path / "none"})
