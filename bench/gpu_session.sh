@@ -254,7 +254,8 @@ FROM=${FROM:-bench/real/ckpt/ssl} STEPS=${STEPS:-40} LR=${LR:-1e-4} sft_real ben
 }
 
 rl_real() {  # stage 3 from bench/real/ckpt/sftc (FROM: another folder), one arm ($1: contrastive | no-contrastive,
-# the same start, seed and steps: only the prompts differ; session 27), up to step STEPS; every step checkpoints, so
+# the same start, seed and steps: only the prompts differ; session 27; sftc's ckpt.pt, for a fresh arm, is in git
+# history at 50e3a5a; both arms' step 1 ran in session 28), up to step STEPS; every step checkpoints, so
 # the next call goes on from where a cut one stopped, and a later STEPS=6 takes both arms on (the lr is constant).
 # STEPS 3: ssl's steps of the same size took 104-196 s on one H200, so a 30-minute session holds ~3 steps of each
 # arm after the model's pieces. lr 5e-5: LoRA rank 8 on q_proj, v_proj (sft ran at 2e-4); rl.py's 1e-6 is the
