@@ -70,9 +70,7 @@ def arm_steps(arms=ARMS):
     """{arm: {"step": [...], "pass_rate": [...], "mean_reward": [...]}} from each arm folder's log.jsonl (arms with
     none left out). Not best_speedup: it starts at the best the --init-from database carried (stage-1's 5.47x), the
     same for both arms whatever they do."""
-    logs = {arm: Path(folder) / "log.jsonl" for arm, folder in arms.items()}
-    logs = {arm: [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-            for arm, log in logs.items() if log.exists()}
+    logs = {arm: rl.read_jsonl(Path(folder) / "log.jsonl") for arm, folder in arms.items()}  # none: []
     return {arm: {key: [r[key] for r in recs] for key in ("step", "pass_rate", "mean_reward")}
             for arm, recs in logs.items() if recs}
 
