@@ -287,14 +287,20 @@ def resolve_config(cfg, given=None):
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
     cfg = replace(cfg, device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
-    if cfg.init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
+    if needs_init_from(cfg) and not (Path(cfg.init_from) / "ckpt.pt").is_file():
         raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
                           "collected.jsonl to --stage sft as --data)")
-    earlier = json.loads((Path(cfg.init_from) / "config.json").read_text()) if cfg.init_from else {}
+    earlier = json.loads((Path(cfg.init_from) / "config.json").read_text()) if needs_init_from(cfg) else {}
     cfg = inherit_lora(cfg, earlier, given)
-    if cfg.init_from and not cfg.model:  # the model whose weights the earlier stage trained
+    if "model" in earlier and not cfg.model:  # the model whose weights the earlier stage trained
         cfg = replace(cfg, model=earlier["model"])
     return cfg if cfg.model else choose_policy(cfg, given)
+
+
+def needs_init_from(cfg):
+    """Does this run read --init-from's weights? Not once it has a checkpoint of its own to resume: that holds
+    them (and their moments) as trained since, so the earlier stage's ckpt.pt may be gone by then."""
+    return bool(cfg.init_from) and not (cfg.resume and (Path(cfg.out) / "ckpt.pt").is_file())
 
 
 def choose_policy(cfg, given):
@@ -440,7 +446,7 @@ def initial_policy(cfg):
     if cfg.lora_rank:
         add_lora(model, cfg.lora_rank, cfg.lora_alpha, cfg.seed, cfg.lora_targets,
                  base_dtype=torch.bfloat16 if cfg.device == "cuda" else torch.float32)
-    if cfg.init_from:
+    if needs_init_from(cfg):  # (a resume's restore() loads its own checkpoint over these weights)
         state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location=cfg.device, weights_only=False)  # ours
         load_weights(model, state["model"], Path(cfg.init_from) / "ckpt.pt")
     return model, tok
