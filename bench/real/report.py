@@ -114,7 +114,7 @@ def best_kernels(work, out):
             speedup, i = max(faster)
             kind = results[i]["speedup_kind"]
             (Path(out) / f"{task.replace('/', '_')}.py").write_text(
-                f"# {task}: {speedup:.2f}x eager on the H200 ({kind}), sample {i} of {Path(work).name}\n"
+                f"# {task}: {speedup:.2f}x eager ({kind}), sample {i} of {Path(work).name}\n"
                 + rl.extract_code(texts[task][i]).code)
             best[task] = speedup
     return best

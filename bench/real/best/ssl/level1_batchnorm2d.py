@@ -1,4 +1,4 @@
-# level1/batchnorm2d: 1.10x eager on the H200 (framework_ops), sample 6 of ssl
+# level1/batchnorm2d: 1.10x eager (framework_ops), sample 6 of ssl
 import torch
 import torch.nn as nn
 

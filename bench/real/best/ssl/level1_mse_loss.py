@@ -1,4 +1,4 @@
-# level1/mse_loss: 1.49x eager on the H200 (framework_ops), sample 6 of ssl
+# level1/mse_loss: 1.49x eager (framework_ops), sample 6 of ssl
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-# level2/bias_gelu: 2.35x eager on the H200 (custom_kernel), sample 6 of ssl
+# level2/bias_gelu: 2.35x eager (custom_kernel), sample 6 of ssl
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

@@ -1,4 +1,4 @@
-# level2/conv3d_leakyrelu_sum: 1.11x eager on the H200 (custom_kernel), sample 3 of ssl
+# level2/conv3d_leakyrelu_sum: 1.11x eager (custom_kernel), sample 3 of ssl
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

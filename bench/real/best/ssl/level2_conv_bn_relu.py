@@ -1,4 +1,4 @@
-# level2/conv_bn_relu: 1.20x eager on the H200 (framework_ops), sample 6 of ssl
+# level2/conv_bn_relu: 1.20x eager (framework_ops), sample 6 of ssl
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-# level2/conv_groupnorm_gelu: 1.19x eager on the H200 (custom_kernel), sample 7 of ssl
+# level2/conv_groupnorm_gelu: 1.19x eager (custom_kernel), sample 7 of ssl
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

@@ -1,4 +1,4 @@
-# level2/gemm_gelu_scale: 1.02x eager on the H200 (custom_kernel), sample 6 of ssl
+# level2/gemm_gelu_scale: 1.02x eager (custom_kernel), sample 6 of ssl
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
