@@ -1102,8 +1102,8 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
 
     mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
     (status ok, not a copy of the reference; with a toy reward_fn: the share of positive rewards); copies is the
-    number of samples that are the reference renamed; best_speedup is each task's best combined score so far;
-    per_task is task_stats of this step's samples.
+    number of samples that are the reference renamed; best_speedup is each task's best combined score so far and
+    best_step the step that found it (0: carried from --init-from); per_task is task_stats of this step's samples.
     """
     t0, t1, t2, t3 = clock
     gen_tokens = sum(int(k.sum()) for r in rollouts for k in r["mask"])
@@ -1114,6 +1114,7 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
     rec = dict(step=step, tasks=[name for name, _ in batch], mean_reward=float(raw.mean()),
                max_reward=float(raw.max()), pass_rate=n_ok / len(raw), copies=sum(map(is_copy, results)),
                best_speedup={name: b[0] for name, b in sorted(best.items())},
+               best_step={name: b[2] for name, b in sorted(best.items())},
                per_task=task_stats(batch, results) if results else {},
                status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
     append_log(cfg, rec)
@@ -1130,6 +1131,13 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
 
 
 PLOT_EVERY_S = 10.0  # between checkpoints, progress.png is redrawn after a step at most this often (~0.5 s a plot)
+
+
+def found_best(rec):
+    """A log record's best speedup over its tasks, of codes this run found (not those --init-from carried, step 0:
+    with them the curve is the earlier stage's best from step 1 on); NaN while there is none."""
+    found = rec.get("best_step", {})  # (older logs lack it: every best counts)
+    return max((v for k, v in rec["best_speedup"].items() if found.get(k, 1) > 0), default=float("nan"))
 
 
 def progress_figure(recs):
@@ -1151,7 +1159,7 @@ def progress_figure(recs):
                     per_task[name][1].append(t["mean_speedup"])
         curves = {"mean reward": {"": (steps, [r["mean_reward"] for r in recs])},
                   "pass rate": {"": (steps, [r["pass_rate"] for r in recs])},
-                  "best speedup": {"": (steps, [max(r["best_speedup"].values(), default=float("nan")) for r in recs])},
+                  "best speedup found in this run": {"": (steps, [found_best(r) for r in recs])},
                   "mean speedup of correct samples": per_task}
     fig, axes = plt.subplots(1, len(curves), figsize=(4.4 * len(curves) + 2, 3.8), layout="constrained",
                              squeeze=False)

@@ -660,6 +660,19 @@ def test_progress_plot_reads_well():
     legend = speedups[1].get_legend()
     assert len(legend.get_texts()) == 6 and min(t.get_fontsize() for t in legend.get_texts()) >= 8
 
+
+def test_progress_plot_draws_the_best_this_run_found_not_what_init_from_carried():
+    """A best carried from --init-from (best_step 0) stays out of the best-speedup curve: an RL run from sft would
+    otherwise draw the stage-1 data's best, flat, from step 1 (bench/real's arms drew 5.47x at every step)."""
+    pytest.importorskip("matplotlib")
+    recs = [dict(step=k, mean_reward=0.1, pass_rate=0.5, per_task={}, best_speedup={"a": 5.47, "b": b},
+                 best_step={"a": 0, "b": found}) for k, b, found in [(1, 1.0, 0), (2, 1.3, 2), (3, 1.6, 3)]]
+    fig = rl.progress_figure(recs)
+    ax = next(ax for ax in fig.axes if ax.get_title().startswith("best speedup"))
+    ys = ax.get_lines()[0].get_ydata()
+    assert np.isnan(ys[0]) and list(ys[1:]) == [1.3, 1.6]
+    assert rl.found_best(dict(best_speedup={"a": 5.47})) == 5.47  # an older log, without best_step
+
 # ---------------------------------------------------------------------------- GRPO learns
 
 
