@@ -282,6 +282,42 @@ def test_our_decoding_loop_samples_from_the_softmax_as_generate_does():
         rl.generate(replace(cfg, gen_cache="graphs", temperature=1.0), model, tok, prompts, seed=5)[0]["texts"]
 
 
+@torch.no_grad()
+def test_our_decoding_loop_is_the_eager_forward_on_long_left_padded_gqa_prompts():
+    """The contrastive arm's shape of batch: Qwen2's attention (12 query heads over 2 key/value heads, biases, its
+    rope), prompts of 2,500 and 700 tokens left-padded to 4,096 in one batch. Every logit decode draws from (the
+    prompts' forward, then each cached one-token step through packed_attention) is the eager forward's on the same
+    tokens, each prompt alone, unpadded and without a cache, to 1e-4 of the logits' spread (checked: packed_attention
+    grouping heads wrongly is 7e-2 off, a step that ignores the padding mask 1.4). CUDA graphs and bf16 are the
+    GPU's to check."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(Qwen2Config(
+        vocab_size=300, hidden_size=96, intermediate_size=192, num_hidden_layers=2, num_attention_heads=12,
+        num_key_value_heads=2, max_position_embeddings=8192, rope_theta=1e6, attn_implementation="sdpa")).eval()
+    for p in model.parameters():
+        p.normal_(0, 0.2)  # at the init's 0.02 attention barely moves the logits: a wrong one would pass
+    rl.use_packed_attention(model)
+    g = torch.Generator().manual_seed(1)
+    prompts = [torch.randint(0, 299, (n,), generator=g) for n in (2500, 700)]
+    P, T = rl.static_length(2500), 8
+    ids, mask = torch.full((2, P), 299), torch.zeros(2, P, dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, P - len(p):], mask[i, P - len(p):] = p, 1
+    drawn = []  # the logits of each forward decode makes, at the last position
+    hook = model.register_forward_hook(lambda module, args, out: drawn.append(out.logits[:, -1]))
+    rl.DECODERS.clear()
+    cfg = rl.Config(model="tiny", device="cpu", temperature=1e-4, max_new_tokens=T, group_size=1)
+    out = rl.decode(cfg, model, dict(input_ids=ids, attention_mask=mask), torch.tensor([-1]), seed=0)
+    rl.DECODERS.clear()
+    hook.remove()
+    assert len(drawn) == T + 1  # the prompts', then one a token (the last token's is not drawn from)
+    for i, p in enumerate(prompts):
+        eager = model(input_ids=torch.cat([p, out[i]])[None]).logits[0, len(p) - 1:len(p) - 1 + T]
+        mine = torch.stack([d[i] for d in drawn[:T]])
+        assert (mine - eager).abs().max() < 1e-4 * eager.std()
+
+
 def test_our_decoding_loop_keeps_a_longer_cache_for_shorter_prompts():
     """decode keeps its cache (and, on CUDA, its compiled step) for a batch of the same rows whose prompts are
     shorter than the cache's (padded further on the left, masked): near-greedy samples are a fresh cache's, token
