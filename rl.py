@@ -287,10 +287,11 @@ def resolve_config(cfg, given=None):
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
     cfg = replace(cfg, device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
-    if needs_init_from(cfg) and not (Path(cfg.init_from) / "ckpt.pt").is_file():
+    reads_init_from = needs_init_from(cfg)
+    if reads_init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
         raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
                           "collected.jsonl to --stage sft as --data)")
-    earlier = json.loads((Path(cfg.init_from) / "config.json").read_text()) if needs_init_from(cfg) else {}
+    earlier = json.loads((Path(cfg.init_from) / "config.json").read_text()) if reads_init_from else {}
     cfg = inherit_lora(cfg, earlier, given)
     if "model" in earlier and not cfg.model:  # the model whose weights the earlier stage trained
         cfg = replace(cfg, model=earlier["model"])
