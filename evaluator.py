@@ -7,12 +7,13 @@ The candidate is adversarial code written by a policy that is paid for speed. Th
 serves their builds and bounds their time; the *judge* (trusted, never runs candidate code) loads the reference,
 makes every input from secret seeds, computes a float64 oracle, owns the clock and gives the verdict; two *workers*
 run the same harness, one the reference `Model`, one the candidate `ModelNew`, each with buffers it shares with the
-judge alone, killed at the end. Order: reference first, correctness gate, then timing (llm.c's discipline).
+judge alone. Order: reference first, correctness gate, then timing (llm.c's discipline). The candidate's worker
+is killed after its result; evaluate_many keeps the judge and the reference's worker for a task's next candidate.
 THREATS.md says in full what is protected and how, what is not, and where this departs from CUDA-L1's evaluator;
 tests/corpus holds one file per attack. A verdict's reason starts with its check:
 
     check                                       what it catches                                   where
-    crash timeout cuda_error oom                a crash, hang, bad access, OOM: one result lost   _Remote, _run_judge
+    crash timeout cuda_error oom                a crash, hang, bad access, OOM: one result lost   _Remote, _Session
     syntax no_modelnew signature import build   malformed candidates (compiler errors trimmed)   static_check, Worker
     values nonfinite output_shape/dtype/device  wrong on 4 input sets of 3 distributions, within  _correctness_gate
                                                 a tolerance calibrated against float64, capped
@@ -166,10 +167,12 @@ LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 
 # ---------------------------------------------------------------------------- evaluate: the API, the caller's side
 
-def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, **opts):
+def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, session=None, **opts):
     """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
     Sources that use an extension are built first, in a build process (built=True: build_all already did);
-    turns: the device's _Turns, shared with the evaluations beside this one (evaluate_many).
+    turns: the device's _Turns, shared with the evaluations beside this one (evaluate_many); session: a _Session for
+    this reference and device, whose judge and reference worker this evaluation uses and leaves running for the next
+    (default: a session of its own, closed at the end).
 
     >>> r = evaluate(open("tasks/cpu/relu.py").read(), relu_candidate_src, device="cpu")
     >>> r.status, r.correct, round(r.speedup, 2)      # e.g. ('ok', True, 1.31)
@@ -185,15 +188,19 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, **opts
         fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
                                                            progress=False, refs={cand_src: ref_src}))
     if fail is None:
-        logdir = tempfile.mkdtemp(prefix="cudal1-eval-")
+        logdir, own = tempfile.mkdtemp(prefix="cudal1-eval-"), session is None
+        session = session or _Session(ref_src, device, turns)
+        if session.ref_src != ref_src or session.device != device:
+            raise ValueError("evaluate: the session is for another reference or device")
         try:
-            fail = res = _run_judge(ref_src, cand_src, device, o, logdir, turns)
+            fail = res = session.evaluate(cand_src, o, logdir)
             if res.status in ("runtime_error", "timeout") and res.check != "reference":
                 log = Path(logdir, "candidate.log")
                 tail = _short(log.read_text(errors="replace"), lines=6, width=800) if log.exists() else ""
                 res.reason += f"\ncandidate output (tail):\n{tail}" if tail else ""
         finally:
-            import shutil
+            if own:
+                session.close()
             shutil.rmtree(logdir, ignore_errors=True)
     if fail.status == "ok" and (same or fail.same_as_reference):
         why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
@@ -226,8 +233,11 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     phases (a dict): build_s (wall seconds until the last build ended), evaluate_s (wall seconds from the first
     evaluation's start to the last one's end), build_wait_s (seconds a device thread waited for builds, the mean;
     all of build_s without overlap), builds (sources that build an extension), build_failed (of those, the builds
-    that failed: compile errors, crashes, timeouts) and compiled (extensions the compiler built: the other working
-    builds came from the build cache) are added to it."""
+    that failed: compile errors, crashes, timeouts), compiled (extensions the compiler built: the other working
+    builds came from the build cache) and sessions (judges with a reference worker started) are added to it.
+    A device thread evaluates a task's candidates in turn against one judge and reference worker (_Session), each
+    candidate in a worker of its own: it takes the task's next ready pair first, then one of a task no other thread
+    is on."""
     o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
     overlap = device.startswith("cuda") if overlap is None else overlap
     in_flight = (2 if device.startswith("cuda") else 1) if in_flight is None else in_flight
@@ -249,18 +259,27 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
             q.builds_over()  # whatever is left pending will not be built
             builds_ended.set()
 
-    def drain(dev, k):  # in_flight threads per device
-        while (i := q.take((dev, k))) is not None:
+    def drain(dev, k):  # in_flight threads per device, each with a session for the task it is on
+        session = None
+        while (i := q.take((dev, k), session and session.ref_src)) is not None:
             ref_src, cand_src = pairs[i]
             try:
+                if session is None or session.ref_src != ref_src:
+                    if session:
+                        session.close()
+                    session = _Session(ref_src, dev, turns[dev])
+                    sessions.append(session)
                 results[i] = _build_failure(ref_src, cand_src, q.failed) or evaluate(
-                    ref_src, cand_src, dev, built=True, turns=turns[dev], **opts)
+                    ref_src, cand_src, dev, built=True, session=session, **opts)
                 if on_result:
                     on_result(i, results[i])
             except BaseException as e:
                 q.fail(e)
             q.last = time.time()
             bar.update(1)
+        if session:
+            session.close()
+    sessions = []
     _context()  # the forkserver, set up once before any thread uses it
     results, bar = [None] * len(pairs), _bar(len(pairs), "evaluate", progress)
     threads = [threading.Thread(target=build, name="cudal1-builds")] + [
@@ -288,7 +307,8 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
         compiled = sum(f.stat().st_mtime >= t0 for f in _build_root().glob("*/built"))  # written in this call
         wait = sum(q.waited.values()) / len(q.waited) if overlap else q.builds_end - t0  # mean over the threads
         for k, v in dict(build_s=q.builds_end - t0, evaluate_s=q.last - (q.first or q.last), build_wait_s=wait,
-                         builds=len(built), build_failed=len(q.failed), compiled=compiled).items():
+                         builds=len(built), build_failed=len(q.failed), compiled=compiled,
+                         sessions=sum(x.started for x in sessions)).items():
             phases[k] = phases.get(k, 0) + v
     return results
 
@@ -323,7 +343,7 @@ class _Queue:
 
     def __init__(self, pairs, pending, devices, t0):
         self.pairs, self.todo, self.pending, self.failed, self.errors = pairs, list(range(len(pairs))), pending, {}, []
-        self.ready, self.waited = threading.Condition(), dict.fromkeys(devices, 0.0)
+        self.ready, self.waited, self.on = threading.Condition(), dict.fromkeys(devices, 0.0), {}
         self.builds_end, self.first, self.last = t0, None, t0
 
     def built(self, src, failure):
@@ -345,14 +365,17 @@ class _Queue:
             self.errors.append(e)
             self.ready.notify_all()
 
-    def take(self, dev):
-        """The first pair not taken yet whose builds have ended; None when none is left (or after an error)."""
+    def take(self, dev, ref=None):
+        """A pair not taken yet whose builds have ended: the first of task `ref` (the thread's session), else the
+        first of a task no other thread is on, else the first; None when none is left (or after an error)."""
         with self.ready:
             while self.todo and not self.errors:
-                i = next((i for i in self.todo if not self.pending & set(self.pairs[i])), None)
-                if i is not None:
+                ready = [i for i in self.todo if not self.pending & set(self.pairs[i])]
+                if ready:
+                    others = {r for d, r in self.on.items() if d != dev}
+                    i = min(ready, key=lambda i: (self.pairs[i][0] != ref, self.pairs[i][0] in others))
                     self.todo.remove(i)
-                    self.first = self.first or time.time()
+                    self.on[dev], self.first = self.pairs[i][0], self.first or time.time()
                     return i
                 t = time.time()
                 self.ready.wait()
@@ -593,61 +616,93 @@ def _serve_build(spec, device, o):
     return ("failed", failed["spec"].reason) if failed else ("built",)
 
 
-def _run_judge(ref_src, cand_src, device, o, logdir, turns=None):
-    """Start the judge and both workers, serve the judge's builds and turns, bound its time, stop the processes. With
-    turns (evaluate_many's, for the device): the processes start on the device's shared part (their CUDA contexts are
-    GPU work too), and whatever this evaluation holds of it is let go once they have ended."""
-    held = set()
-    if turns:
-        turns.share(held)
-    try:
-        return _judged(ref_src, cand_src, device, o, logdir, turns, held)
-    finally:
-        if turns:
-            turns.leave(held)
+class _Session:
+    """The caller's side of a judge and a reference worker, kept for one task's candidates on one device (evaluate_many
+    evaluates a task's candidates in turn against them: the reference side is set up once). Each candidate gets a
+    worker of its own, killed, with all it started, before the next one starts. The judge and the reference worker
+    end at close(), or after a timeout, a crash or a failure of the reference: the next candidate then starts new ones.
+    With turns (evaluate_many's, for the device): the processes start on the device's shared part (their CUDA contexts
+    are GPU work too), and whatever a candidate's evaluation holds of it is let go once its worker has ended."""
 
+    def __init__(self, ref_src, device, turns=None):
+        self.ref_src, self.device, self.turns, self.procs, self.started = ref_src, device, turns, None, 0
 
-def _judged(ref_src, cand_src, device, o, logdir, turns, held):
-    ctx = _context()
-    pipes = {role: ctx.Pipe() for role in ("reference", "candidate")}
-    here, there = ctx.Pipe()
-    workers = {role: ctx.Process(target=_worker_main, args=(pipes[role][1], device, logdir, role),
-                                 name=f"cudal1-{role}") for role in pipes}
-    judge_p = ctx.Process(target=_judge_main, name="cudal1-judge", args=(
-        there, pipes["reference"][0], pipes["candidate"][0], ref_src, cand_src, device, asdict(o), _env(), logdir))
-    procs, t0 = [*workers.values(), judge_p], _perf()
-    _start(procs)
-    spawn = _perf() - t0
-    for conn in (there, *pipes["reference"], *pipes["candidate"]):
-        conn.close()
-    deadline, res = time.monotonic() + o.eval_timeout_s, None  # no candidate action can stop this process's clock
-    try:
-        while res is None:
-            if not here.poll(max(0.0, deadline - time.monotonic())):
-                res = Result("timeout", check="timeout", reason=f"timeout: the evaluation did not finish within "
-                             f"{o.eval_timeout_s:.0f} s (eval_timeout_s)")
-            elif (msg := here.recv())[0] in ("build", "go", "clock"):  # their time is not the evaluation's
-                t = time.monotonic()  # a worker's build, run here; or the judge's wait for its turn or the clock
-                if msg[0] == "build":
-                    here.send(_serve_build(msg[1], device, o))
+    def _open(self):
+        ctx, self.logdir = _context(), tempfile.mkdtemp(prefix="cudal1-ref-")
+        ref_here, ref_there = ctx.Pipe()
+        self.conn, there = ctx.Pipe()
+        self.procs = [ctx.Process(target=_worker_main, args=(ref_there, self.device, self.logdir, "reference"),
+                                  name="cudal1-reference"),
+                      ctx.Process(target=_judge_main, name="cudal1-judge", args=(
+                          there, ref_here, self.ref_src, self.device, _env(), self.logdir))]
+        _start(self.procs)
+        for conn in (there, ref_here, ref_there):
+            conn.close()
+        self.started += 1
+
+    def close(self):
+        if self.procs:
+            _stop(self.procs)
+            self.conn.close()
+            shutil.rmtree(self.logdir, ignore_errors=True)
+        self.procs = None
+
+    def evaluate(self, cand_src, o, logdir):
+        """Evaluate one candidate (its worker's log and temp files under logdir); serve the judge's builds and turns,
+        bound its time (o.eval_timeout_s, builds not counted)."""
+        held, alive, cand, t0 = set(), False, None, _perf()
+        if self.turns:
+            self.turns.share(held)
+        try:
+            if self.procs is None:
+                self._open()
+            ctx = _context()
+            here, there = ctx.Pipe()
+            cand = ctx.Process(target=_worker_main, args=(there, self.device, logdir, "candidate"),
+                               name="cudal1-candidate")
+            _start([cand])
+            spawn = _perf() - t0
+            there.close()
+            self.conn.send(("candidate", cand_src, asdict(o), logdir))
+            from multiprocessing.reduction import send_handle
+            send_handle(self.conn, here.fileno(), self.procs[1].pid)
+            here.close()
+            res, alive = self._judged(o, held)
+        finally:
+            t0 = _perf()
+            if cand is not None:
+                _stop([cand])
+                alive = alive and _ended(cand.pid)  # the next candidate gets this one's buffers
+            if not alive:  # after a timeout, a crash, a reference failure or an interrupt: nothing is reused
+                self.close()
+            if self.turns:
+                self.turns.leave(held)
+        if res.phases is not None:  # the caller's side of the process costs (the judge's own phases come before)
+            res.phases.update(spawn=round(spawn, 3), exit=round(_perf() - t0, 3))
+        if res.check == "crash" and cand.exitcode is not None and cand.exitcode < 0:
+            res.reason += f" (killed by signal {-cand.exitcode})"
+        return res
+
+    def _judged(self, o, held):
+        deadline, res = time.monotonic() + o.eval_timeout_s, None  # no candidate action can stop this process's clock
+        try:
+            while True:
+                if not self.conn.poll(max(0.0, deadline - time.monotonic())):
+                    return Result("timeout", check="timeout", reason=f"timeout: the evaluation did not finish within "
+                                  f"{o.eval_timeout_s:.0f} s (eval_timeout_s)"), False
+                msg = self.conn.recv()
+                if msg[0] == "result":
+                    return Result(**msg[1]), msg[2]
+                t = time.monotonic()  # a worker's build, run here; or the judge's wait for its turn or the clock:
+                if msg[0] == "build":  # their time is not the evaluation's
+                    self.conn.send(_serve_build(msg[1], self.device, o))
                 else:
-                    if turns:
-                        turns.take(msg[0], held)
-                    here.send(True)
+                    if self.turns:
+                        self.turns.take(msg[0], held)
+                    self.conn.send(True)
                 deadline += time.monotonic() - t
-            else:
-                res = Result(**msg[1])
-    except (EOFError, OSError):
-        res = Result("runtime_error", reason="harness: the judge process died", check="harness")
-    finally:
-        t0 = _perf()
-        _stop(procs)
-    if res.phases is not None:  # the caller's side of the process costs (the judge's own phases come before)
-        res.phases.update(spawn=round(spawn, 3), exit=round(_perf() - t0, 3))
-    code = workers["candidate"].exitcode
-    if res.check == "crash" and code is not None and code < 0:
-        res.reason += f" (killed by signal {-code})"
-    return res
+        except (EOFError, OSError):
+            return Result("runtime_error", reason="harness: the judge process died", check="harness"), False
 
 
 _CTX, _CTX_PID = None, None
@@ -712,6 +767,16 @@ def _start_unlocked(procs):
 def _env(**extra):
     # TORCHINDUCTOR_COMPILE_THREADS=1: torch.compile in a process the candidate starts compiles in-process too
     return {"TORCHINDUCTOR_COMPILE_THREADS": "1", **{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
+
+
+def _ended(pgid, timeout=5.0):
+    """Has every process of the group ended (its memory and files let go: zombies are) within the timeout?"""
+    deadline = time.monotonic() + timeout
+    while _group(pgid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
 
 
 def _stop(procs, session=False):
@@ -795,14 +860,17 @@ def static_check(ref_src, cand_src):
 
 # ---------------------------------------------------------------------------- judge: one evaluation, step by step
 
-def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, env, logdir):
+def _judge_main(out, ref_conn, ref_src, device, env, logdir):
+    """The judge: evaluate the candidates the caller sends, one at a time, against one reference worker (a session,
+    _Session), until told "done" or until the reference fails. Each candidate comes with its own worker's connection
+    (a file descriptor passed over `out`) and its own options and log folder."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a terminal's Ctrl-C reaches the judge too: end without a traceback
     _seal(secret=True)
     sys.excepthook = _quiet_broken_pipes
     torch.set_grad_enabled(False)
     if device.startswith("cuda") and torch.device(device).index is not None:
         torch.cuda.set_device(torch.device(device))  # no context on any other GPU
-    o = Options(**opts)
+    from multiprocessing.reduction import recv_handle
 
     def builds(spec):  # a worker's build request: the caller runs it outside the sandbox
         out.send(("build", spec))
@@ -814,17 +882,23 @@ def _judge_main(out, ref_conn, cand_conn, ref_src, cand_src, device, opts, env, 
         out.send((what,))
         out.recv()
         return _perf() - t
-    ref, cand = (_Remote(c, role, o.call_timeout_s, builds)
-                 for c, role in ((ref_conn, "reference"), (cand_conn, "candidate")))
-    try:
-        res = judge(ref, cand, ref_src, cand_src, device, o, env, logdir, turn)
-    except Verdict as v:
-        res = Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
-    except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
-        res = Result("runtime_error", reason=f"reference: {_describe(e)}", check="reference")
-    for conn in (ref_conn, cand_conn):
-        conn.close()
-    out.send(("result", res.to_dict()))
+    ref, known = _Remote(ref_conn, "reference", Options.call_timeout_s, builds), {}
+    while (msg := out.recv())[0] == "candidate":
+        _, cand_src, opts, cand_logdir = msg
+        o = Options(**opts)
+        cand, ref.timeout = _Remote(_mpc.Connection(recv_handle(out)), "candidate", o.call_timeout_s, builds), \
+            o.call_timeout_s
+        try:
+            res = judge(ref, cand, ref_src, cand_src, device, o, env, (logdir, cand_logdir), turn, known)
+        except Verdict as v:
+            res = Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
+        except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
+            res = Result("runtime_error", reason=f"reference: {_describe(e)}", check="reference")
+        cand.conn.close()
+        out.send(("result", res.to_dict(), res.check != "reference"))  # after a reference failure: a new session
+        if res.check == "reference":
+            break
+    ref_conn.close()
 
 
 def _quiet_broken_pipes(kind, value, tb):
@@ -835,19 +909,20 @@ def _quiet_broken_pipes(kind, value, tb):
         sys.__excepthook__(kind, value, tb)
 
 
-def judge(ref, cand, ref_src, cand_src, device, o, env, logdir, turn):
+def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known):
     """Run one evaluation (inside the judge process) and return a Result; raises Verdict on failure. In order: both
     sides set up (the reference first, and run once here), the correctness gate, the phase probe, the profile, the
     timed rounds, the charge. turn(what) waits for the caller's word before any candidate code runs ("go") and
-    before the profile and the clock ("clock"): evaluations beside this one run their trusted set-up meanwhile."""
+    before the profile and the clock ("clock"): evaluations beside this one run their trusted set-up meanwhile.
+    logdirs: (the session's, the candidate's); known: the session's reference side (_set_up)."""
     phases, t0 = {"wait": 0.0}, _perf()
 
     def lap(name, waited=0.0):  # seconds spent in each phase of the evaluation, for the caller's breakdown
         nonlocal t0
         phases[name], t0 = round(_perf() - t0 - waited, 3), _perf()
         phases["wait"] = round(phases["wait"] + waited, 3)
-    s, checks, model64, hold = _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir,
-                                       lambda: lap("warm", turn("go")))
+    s, checks, model64, hold = _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs,
+                                       lambda: lap("warm", turn("go")), known)
     lap("setup")
     tols, worst = _correctness_gate(s, checks, model64, o)
     _phase_probe(s, checks[-1][1], tols)
@@ -879,7 +954,7 @@ class _Sides:
     pid: dict                # process-group leaders
     stage: dict              # per side: its two input buffer sets
     recv: dict               # per side: its output buffers
-    digest: dict             # per side: the harness baselines taken before any task code
+    digest: str              # the candidate's harness baselines, taken before any task code
     ref_mod: types.ModuleType
     device: str
     idx: list = field(default_factory=list)   # per output: positions its fingerprints sample
@@ -911,22 +986,31 @@ class _Sides:
         return bad
 
     def audit(self):
-        if self.w["cand"]("audit") != self.digest["cand"]:
+        if self.w["cand"]("audit") != self.digest:
             raise Verdict("rejected", "monkeypatch", "the harness' baselines in the candidate's process were changed")
         _audit_processes(self.pid["cand"])
 
 
-def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir, go):
+def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known):
     """(_Sides, the correctness gate's input sets, the float64 reference or None, timed behind a GPU hold): the
     workers prepare their harness while the judge runs the reference once itself (its output spec, whether it is
     deterministic); then each side gets its own buffers, the reference builds its model, go() waits for the turn
-    of candidate code, the candidate builds its model, and a first audit follows."""
-    ref_mod = _exec_module(ref_src, "reference", Path(logdir) / "reference_judge.py")
+    of candidate code, the candidate builds its model, and a first audit follows.
+    known: the session's reference side (this module here, its worker's process group, both sides' buffers), filled
+    by its first candidate and kept for the next ones; each candidate still gets its own seeds, inputs and reference
+    model (its worker builds the model again from the candidate's seed), and its own worker."""
+    first = not known
+    if first:
+        known.update(mod=_exec_module(ref_src, "reference", Path(logdirs[0]) / "reference_judge.py"), pid=ref("pid"))
+    else:  # the last candidate's processes are dead now (the caller killed them before sending this one), and one
+        _signal_group(known["pid"], signal.SIGCONT)  # may have stopped the reference's worker as it ended
+    ref_mod = known["mod"]
     init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
     consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
-    cand_pid, ref_pid = cand("pid"), ref("pid")  # process-group leaders, asked before any task code runs
-    cand.pid = cand_pid
-    cand.send("prepare", env), ref.send("prepare", env)  # both start their harness while the judge works
+    cand.pid = cand("pid")  # its process-group leader, asked before any task code runs
+    cand.send("prepare", env)  # the workers start their harness while the judge works
+    if first:
+        ref.send("prepare", env)
     torch.manual_seed(init_seed)
     model = ref_mod.Model(*init_args).to(device)
     gen = torch.Generator(device=device).manual_seed(secrets.randbits(62))
@@ -938,16 +1022,20 @@ def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdir, go):
         model64 = None
     checks = [("task", pool[0]), ("task", pool[1]), ("wide", _vary(pool[0], "wide", gen)),
               ("edge", _vary(pool[1], "edge", gen))]
-    digest = {"cand": cand.reply(), "ref": ref.reply()}  # the audits' baselines, taken before any task code
-    bufs = {"ref": _side_buffers(pool[0], spec, device), "cand": _side_buffers(pool[0], spec, device)}
-    s = _Sides(w={"ref": ref, "cand": cand}, pid={"ref": ref_pid, "cand": cand_pid},
+    digest = cand.reply()  # the audit's baseline, taken before any task code
+    if first:  # the candidates' buffers too: a killed worker never gives back shared CUDA memory, which torch then
+        ref.reply()  # keeps (GBs after a few candidates of a big task); the caller waits until no process of the last
+        known["bufs"] = {k: _side_buffers(pool[0], spec, device) for k in ("ref", "cand")}  # candidate is left
+        _send_buffers(ref, *known["bufs"]["ref"][2:])
+    bufs = known["bufs"]
+    s = _Sides(w={"ref": ref, "cand": cand}, pid={"ref": known["pid"], "cand": cand.pid},
                stage={k: b[0] for k, b in bufs.items()}, recv={k: b[1] for k, b in bufs.items()},  # own memory
                digest=digest, ref_mod=ref_mod, device=device)
-    for side, (_, _, payload, fd) in bufs.items():
-        _send_buffers(s.w[side], payload, fd)
-    ref("setup", ref_src, "Model", init_args, init_seed, {}, env, logdir, False)
+    _send_buffers(cand, *bufs["cand"][2:])
+    ref("setup", ref_src, "Model", init_args, init_seed, {}, env, logdirs[0], False)
     go()  # no candidate code has run so far
-    cand("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdir, True, timeout=o.build_timeout_s)
+    cand("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdirs[1], True,
+         timeout=o.build_timeout_s)
     s.audit()  # what importing and constructing the candidate changed, before it is ever called
     hold = ref("held") and cand("held")  # timed calls behind a GPU hold on both sides or on neither
     s.idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in s.recv["ref"]]
@@ -1230,9 +1318,8 @@ def _side_buffers(like, spec, device):
 def _send_buffers(w, payload, fd):
     from multiprocessing.reduction import send_handle
     w.send("buffers", *payload)
-    if fd is not None:
+    if fd is not None:  # kept open: the session's next candidate gets the same memfd
         send_handle(w.conn, fd, 0)
-        os.close(fd)
     w.reply()
 
 

@@ -221,6 +221,8 @@ def print_batch(b):
     print(f"\n## throughput: {b['n']} candidates on {len(b['devices'])} device(s) {b['devices']}\n")
     print(f"builds: {p['builds']} distinct sources with an extension ({p['compiled']} compiled, {p['build_failed']} "
           f"failed, the rest cached), wall {p['build_s']:.0f} s, of which the devices waited {p['build_wait_s']:.0f} s")
+    print(f"reference sides (a judge and the reference's worker) set up: {p.get('sessions', '?')}, for "
+          f"{sum(r['phases'] is not None for r in rows)} candidates that reached one with a result")
     working = wall - p["build_wait_s"]  # the devices' time not spent waiting for builds
     print(f"total {wall:.0f} s -> {3600 * b['n'] / wall:.0f} candidates/hour ({3600 * b['n'] / working:.0f}/hour "
           f"without the wait for builds)")

@@ -163,14 +163,42 @@ def test_reading_the_expected_output_through_proc_is_denied():
     assert "PermissionError" in r.reason and "/proc/" in r.reason, describe(r)
 
 
+def interleaved(files, honest):
+    """evaluate_many, one device thread, over each file against its task, each followed by the honest candidate
+    honest[task]: (results, phases)."""
+    pairs, phases = [], {}
+    for f in files:
+        ref = task_file(header(f)["task"]).read_text()
+        pairs += [(ref, f.read_text()), (ref, (CORPUS / "honest" / f"{honest[header(f)['task']]}.py").read_text())]
+    return evaluator.evaluate_many(pairs, "cpu", progress=False, phases=phases, in_flight=1, **OPTIONS), phases
+
+
 def test_evaluator_survives_crash_hang_exception():
-    """A segfault, a hard exit, a hang and an exception each cost one result; the next honest candidate passes."""
-    for name in ("segfault_ctypes", "os_exit", "infinite_loop", "exception_in_forward"):
-        r = verdict(CORPUS / "failures" / f"{name}.py")
+    """A segfault, a hard exit, a hang and an exception each cost one result; the next honest candidate, evaluated
+    against the same judge and reference worker after each, passes (the hang is the judge's call timeout: the
+    session goes on; only the move to the next task starts another)."""
+    files = [CORPUS / "failures" / f"{name}.py" for name in ("segfault_ctypes", "os_exit", "infinite_loop",
+                                                             "exception_in_forward")]
+    results, phases = interleaved(files, {"cpu/relu": "relu_preallocated_out", "cpu/add_mul": "add_mul_inplace"})
+    for r in results[0::2]:
         assert r.status in ("runtime_error", "timeout"), describe(r)
-    honest = CORPUS / "honest" / "add_mul_inplace.py"
-    r = evaluator.evaluate(task_file("cpu/add_mul").read_text(), honest.read_text(), device="cpu", **OPTIONS)
-    assert r.status == "ok" and r.correct, describe(r)
+    for r in results[1::2]:
+        assert r.status == "ok" and r.correct, describe(r)
+    assert phases["sessions"] == 2, phases
+
+
+def test_a_shared_reference_gives_each_candidate_its_own_verdict():
+    """Every cpu/sum_rows file of the corpus (hacks that stop the reference's worker, patch, flag, replay, crash),
+    each followed by an honest candidate against the same judge and reference worker: each gets its own verdict,
+    as its header says, and every honest one after it passes."""
+    files = sorted(p for p in FILES if header(p)["task"] == "cpu/sum_rows" and not header(p)["gap"])
+    results, phases = interleaved(files, {"cpu/sum_rows": "sum_rows_matmul"})
+    for path, r, after in zip(files, results[0::2], results[1::2]):
+        h = header(path)
+        assert (r.status, r.check) in [(h["status"], h["check"] or ""), *found_also(path)], \
+            f"{file_id(path)}: {describe(r)}"
+        assert after.status == "ok" and after.correct, f"after {file_id(path)}: {describe(after)}"
+    assert phases["sessions"] < len(results) / 4, phases
 
 
 def test_corpus_size_and_headers():

@@ -99,6 +99,36 @@ def test_evaluate_many_mixes_static_failures_and_runs():
     assert phases["build_wait_s"] == phases["build_s"]  # on the CPU the builds end before any evaluation
 
 
+def test_evaluate_many_evaluates_a_task_s_candidates_against_one_reference_worker():
+    """One device thread: each task's candidates in turn (its next ready pair first), one session (judge and
+    reference worker) per task; a whole evaluation's timeout ends the session and the next candidate starts another.
+    """
+    add_mul = (ROOT / "tasks/cpu/add_mul.py").read_text()
+    copy = add_mul.replace("class Model(", "class ModelNew(")
+    slow = HONEST.replace("        return x.clamp_min(0.0)", "        import time; time.sleep(30)\n        return x")
+    order, phases = [], {}
+    res = E.evaluate_many([(RELU, HONEST), (add_mul, copy), (RELU, HONEST), (add_mul, copy)], "cpu", progress=False,
+                          phases=phases, in_flight=1, on_result=lambda i, r: order.append(i), **FAST)
+    assert [r.status for r in res] == ["ok"] * 4 and order == [0, 2, 1, 3] and phases["sessions"] == 2, phases
+    phases = {}
+    res = E.evaluate_many([(RELU, slow), (RELU, HONEST), (RELU, HONEST)], "cpu", progress=False, phases=phases,
+                          in_flight=1, **{**FAST, "call_timeout_s": 60.0, "eval_timeout_s": 4.0})
+    assert [r.status for r in res] == ["timeout", "ok", "ok"] and phases["sessions"] == 2, (res, phases)
+
+
+def test_a_session_s_reference_worker_stopped_between_candidates_is_continued():
+    """A candidate's process may SIGSTOP the reference's worker (before Linux 6.12 Landlock does not fence signals)
+    as its last act, after the judge's last call to it: the next candidate of the session still gets its verdict."""
+    session = E._Session(RELU, "cpu")
+    try:
+        assert E.evaluate(RELU, HONEST, "cpu", session=session, **FAST).status == "ok"
+        os.kill(session.procs[0].pid, signal.SIGSTOP)
+        res = E.evaluate(RELU, HONEST, "cpu", session=session, **{**FAST, "call_timeout_s": 5.0})
+        assert res.status == "ok" and session.started == 1, res
+    finally:
+        session.close()
+
+
 def test_evaluate_many_with_overlap_evaluates_what_needs_no_build_while_builds_run(monkeypatch):
     """overlap (a GPU's default): the pairs without a build go first, while a build runs (a fresh one: a comment no
     cache has seen), and the built pair gets its verdict after it; the device waited less than the build took; the
