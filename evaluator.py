@@ -640,12 +640,25 @@ class _Session:
             conn.close()
         self.started += 1
 
-    def close(self):
-        if self.procs:
+    def close(self, held=None):
+        """End the judge and the reference's worker, with the device alone as a clock has it (their CUDA contexts'
+        end is GPU work); held: what the calling evaluation holds of the device (evaluate leaves it)."""
+        if not self.procs:
+            return
+        mine = held is None
+        held = set() if mine else held
+        try:
+            if self.turns:
+                if not held:
+                    self.turns.share(held)
+                self.turns.take("clock", held)
             _stop(self.procs)
+        finally:
+            self.procs = None
             self.conn.close()
             shutil.rmtree(self.logdir, ignore_errors=True)
-        self.procs = None
+            if mine and self.turns:
+                self.turns.leave(held)
 
     def evaluate(self, cand_src, o, logdir):
         """Evaluate one candidate (its worker's log and temp files under logdir); serve the judge's builds and turns,
@@ -674,7 +687,7 @@ class _Session:
                 _stop([cand])
                 alive = alive and _ended(cand.pid)  # the next candidate gets this one's buffers
             if not alive:  # after a timeout, a crash, a reference failure or an interrupt: nothing is reused
-                self.close()
+                self.close(held)
             if self.turns:
                 self.turns.leave(held)
         if res.phases is not None:  # the caller's side of the process costs (the judge's own phases come before)

@@ -108,12 +108,14 @@ def saver(items, section):
     return save
 
 
-def batch_items(identity, repeats):
-    """Identical code for each task in `identity`, plus each CUDA kernel of the honest corpus `repeats` times."""
+def batch_items(identity, repeats, copies=1):
+    """Identical code for each task in `identity` (`copies` times), plus each CUDA kernel of the honest corpus
+    `repeats` times."""
     items = []
     for p in E.find_tasks(identity) if identity else []:
         src = E.load_task(p)
-        items.append(dict(kind="identity", task=E.task_name(p), ref=src, cand=re.sub(r"\bModel\b", "ModelNew", src)))
+        items += [dict(kind="identity", task=E.task_name(p), ref=src, cand=re.sub(r"\bModel\b", "ModelNew", src))
+                  for _ in range(copies)]
     kernels = [f for f in sorted((CORPUS / "honest").glob("*.py")) if header(f)[3] == "cuda"]
     for rep in range(repeats):
         for f in kernels:
@@ -281,6 +283,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--identity", default="level1/*,level2/*,level3/*", help="tasks for the identical-code batch")
     ap.add_argument("--repeats", type=int, default=3, help="copies of each corpus CUDA kernel in the batch")
+    ap.add_argument("--identity-copies", type=int, default=1, help="copies of each identical-code candidate")
     ap.add_argument("--corpus", default="all", help="all | cuda | '' | comma list of globs (hacks/flag_*)")
     ap.add_argument("--device", default="cuda", help="cpu only to try the script without a GPU")
     ap.add_argument("--devices", default="", help="comma list (default: every visible GPU)")
@@ -311,7 +314,7 @@ def main():
         Path(a.out).write_text(json.dumps(report))
         print_batch(report["mix"])
     if a.identity or a.repeats:
-        report["batch"] = run_batch(batch_items(a.identity, a.repeats), a.device, devices, opts)
+        report["batch"] = run_batch(batch_items(a.identity, a.repeats, a.identity_copies), a.device, devices, opts)
         Path(a.out).write_text(json.dumps(report))
         print_batch(report["batch"])
 

@@ -230,7 +230,7 @@ def test_evaluate_many_in_flight_sets_up_the_next_evaluation_while_one_runs(monk
     """in_flight=2 (a GPU's default; tried here on the CPU): the same verdicts as one at a time; an evaluation's
     trusted set-up ran while another one ran, so some waited for their turn (phases' wait); from the log of the
     device's turns, candidate code ran in one evaluation at a time, and no evaluation used the device during
-    another's clock."""
+    another's clock (a session's end included)."""
     log, lock = [], threading.Lock()
     take, share, unshare, leave = E._Turns.take, E._Turns.share, E._Turns.unshare, E._Turns.leave
 
@@ -243,7 +243,8 @@ def test_evaluate_many_in_flight_sets_up_the_next_evaluation_while_one_runs(monk
     monkeypatch.setattr(E._Turns, "leave", lambda self, held: (note("-" + "-".join(sorted(held))), leave(self, held)))
     wrong = HONEST.replace("x.clamp_min(0.0)", "x.clamp_min(0.0) + 1.0")
     pairs = [(RELU, HONEST), (RELU, wrong), (RELU, SAME), (RELU, HONEST)]
-    res = E.evaluate_many(pairs, "cpu", progress=False, in_flight=2, **FAST)
+    phases = {}
+    res = E.evaluate_many(pairs, "cpu", progress=False, in_flight=2, phases=phases, **FAST)
     assert [r.status for r in res] == ["ok", "wrong_output", "ok", "ok"] and res[2].same_as_reference
     assert all({"warm", "setup", "wait"} <= r.phases.keys() for r in res if r.status == "ok")
     assert sum(r.phases["wait"] for r in res if r.phases) > 0
@@ -259,7 +260,8 @@ def test_evaluate_many_in_flight_sets_up_the_next_evaluation_while_one_runs(monk
                 spans[(who, kind)][-1][1] = t
         state[who] = now
     assert len(state) == 2 and not any(state.values())  # both threads ran evaluations, and let go of everything
-    assert sum(len(v) for (_, kind), v in spans.items() if kind == "clock") == 3  # the wrong one never timed
+    # the wrong one never timed; each session's end (a judge's and a reference worker's) has the device alone too
+    assert sum(len(v) for (_, kind), v in spans.items() if kind == "clock") == 3 + phases["sessions"] == 5
     overlap = lambda a, b: a[0] < b[1] and b[0] < a[1]  # noqa: E731
     for (who, kind), mine in spans.items():
         for (other, theirs), ivs in spans.items():
