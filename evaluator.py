@@ -667,19 +667,14 @@ class _Session:
         if self.turns:
             self.turns.share(held)
         try:
-            if self.procs is None:
-                self._open()
             ctx = _context()
             here, there = ctx.Pipe()
             cand = ctx.Process(target=_worker_main, args=(there, self.device, logdir, "candidate"),
                                name="cudal1-candidate")
             _start([cand])
-            spawn = _perf() - t0
             there.close()
-            self.conn.send(("candidate", cand_src, asdict(o), logdir))
-            from multiprocessing.reduction import send_handle
-            send_handle(self.conn, here.fileno(), self.procs[1].pid)
-            here.close()
+            self._hand_over(here, ("candidate", cand_src, asdict(o), logdir), held)
+            spawn = _perf() - t0
             res, alive = self._judged(o, held)
         finally:
             t0 = _perf()
@@ -695,6 +690,28 @@ class _Session:
         if res.check == "crash" and cand.exitcode is not None and cand.exitcode < 0:
             res.reason += f" (killed by signal {-cand.exitcode})"
         return res
+
+    def _hand_over(self, conn, msg, held):
+        """Send the judge msg and the candidate worker's connection: the session's judge, continued with the
+        reference's worker (the last candidate's processes, all ended now, may have stopped either as they ended),
+        or a new one where there is none or the last one is gone."""
+        from multiprocessing.reduction import send_handle
+        for again in (False, True):
+            if self.procs and (again or not all(p.is_alive() for p in self.procs)):
+                self.close(held)
+            if self.procs is None:
+                self._open()
+            for p in self.procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGCONT)
+            try:
+                self.conn.send(msg)
+                send_handle(self.conn, conn.fileno(), self.procs[1].pid)
+                break
+            except OSError:  # the judge ended meanwhile
+                if again:
+                    raise
+        conn.close()
 
     def _judged(self, o, held):
         deadline, res = time.monotonic() + o.eval_timeout_s, None  # no candidate action can stop this process's clock
@@ -1015,8 +1032,6 @@ def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known):
     first = not known
     if first:
         known.update(mod=_exec_module(ref_src, "reference", Path(logdirs[0]) / "reference_judge.py"), pid=ref("pid"))
-    else:  # the last candidate's processes are dead now (the caller killed them before sending this one), and one
-        _signal_group(known["pid"], signal.SIGCONT)  # may have stopped the reference's worker as it ended
     ref_mod = known["mod"]
     init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
     consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}

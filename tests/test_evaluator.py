@@ -116,15 +116,22 @@ def test_evaluate_many_evaluates_a_task_s_candidates_against_one_reference_worke
     assert [r.status for r in res] == ["timeout", "ok", "ok"] and phases["sessions"] == 2, (res, phases)
 
 
-def test_a_session_s_reference_worker_stopped_between_candidates_is_continued():
-    """A candidate's process may SIGSTOP the reference's worker (before Linux 6.12 Landlock does not fence signals)
-    as its last act, after the judge's last call to it: the next candidate of the session still gets its verdict."""
+def test_a_session_goes_on_after_its_judge_or_reference_was_stopped_or_killed_between_candidates():
+    """A candidate's process may SIGSTOP or SIGKILL the judge or the reference's worker (before Linux 6.12 Landlock
+    does not fence signals) as its last act, after the judge's last call: the next candidate of the session still
+    gets its verdict, from the same processes (continued) or, where one is gone, from new ones."""
     session = E._Session(RELU, "cpu")
+    opts = {**FAST, "call_timeout_s": 5.0, "eval_timeout_s": 20.0}
     try:
-        assert E.evaluate(RELU, HONEST, "cpu", session=session, **FAST).status == "ok"
-        os.kill(session.procs[0].pid, signal.SIGSTOP)
-        res = E.evaluate(RELU, HONEST, "cpu", session=session, **{**FAST, "call_timeout_s": 5.0})
+        assert E.evaluate(RELU, HONEST, "cpu", session=session, **opts).status == "ok"
+        for p in session.procs:
+            os.kill(p.pid, signal.SIGSTOP)
+        res = E.evaluate(RELU, HONEST, "cpu", session=session, **opts)
         assert res.status == "ok" and session.started == 1, res
+        os.kill(session.procs[1].pid, signal.SIGKILL)  # the judge
+        session.procs[1].join(5)
+        res = E.evaluate(RELU, HONEST, "cpu", session=session, **opts)
+        assert res.status == "ok" and session.started == 2, res
     finally:
         session.close()
 
