@@ -714,7 +714,7 @@ class _Session:
         conn.close()
 
     def _judged(self, o, held):
-        deadline, res = time.monotonic() + o.eval_timeout_s, None  # no candidate action can stop this process's clock
+        deadline = time.monotonic() + o.eval_timeout_s  # no candidate action can stop this process's clock
         try:
             while True:
                 if not self.conn.poll(max(0.0, deadline - time.monotonic())):
@@ -892,7 +892,7 @@ def static_check(ref_src, cand_src):
 
 def _judge_main(out, ref_conn, ref_src, device, env, logdir):
     """The judge: evaluate the candidates the caller sends, one at a time, against one reference worker (a session,
-    _Session), until told "done" or until the reference fails. Each candidate comes with its own worker's connection
+    _Session), until the caller ends it or the reference fails. Each candidate comes with its own worker's connection
     (a file descriptor passed over `out`) and its own options and log folder."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a terminal's Ctrl-C reaches the judge too: end without a traceback
     _seal(secret=True)
@@ -1051,9 +1051,12 @@ def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known):
     checks = [("task", pool[0]), ("task", pool[1]), ("wide", _vary(pool[0], "wide", gen)),
               ("edge", _vary(pool[1], "edge", gen))]
     digest = cand.reply()  # the audit's baseline, taken before any task code
-    if first:  # the candidates' buffers too: a killed worker never gives back shared CUDA memory, which torch then
-        ref.reply()  # keeps (GBs after a few candidates of a big task); the caller waits until no process of the last
-        known["bufs"] = {k: _side_buffers(pool[0], spec, device) for k in ("ref", "cand")}  # candidate is left
+    # both sides' buffers are the session's: a killed worker never gives back shared CUDA memory, which torch then
+    # keeps (GBs after a few candidates of a big task); the caller hands over a candidate only once the last one's
+    # processes are all gone
+    if first:
+        ref.reply()
+        known["bufs"] = {k: _side_buffers(pool[0], spec, device) for k in ("ref", "cand")}
         _send_buffers(ref, *known["bufs"]["ref"][2:])
     bufs = known["bufs"]
     s = _Sides(w={"ref": ref, "cand": cand}, pid={"ref": known["pid"], "cand": cand.pid},
