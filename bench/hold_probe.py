@@ -6,11 +6,14 @@ A worker's timed call queues the hold (evaluator._gpu_hold: 2 blocks of 1024 thr
 then the first event, then forward. A forward that puts its work on a side stream that never waits for forward's
 stream (tests/corpus/honest/cuda_fork_without_wait) must not finish it before that event. Each variant runs that
 sequence (a ReLU of 2^26 floats on the side stream, the current stream waiting for it at the end) and prints the
-events' ms (first to last event: what the candidate is charged on CUDA) against the ReLU alone."""
+events' ms (first to last event: what the candidate is charged on CUDA) against the ReLU alone. Then a traced run:
+the hold's kernel with each block's SM and start/end on the GPU's clock, and a side-stream kernel whose blocks note
+where and when they started: which SMs the hold left room on, and whether side blocks ran inside it."""
 import statistics
 
 import torch
 import triton
+import triton.language as tl
 
 import evaluator as E
 
@@ -30,6 +33,64 @@ def timed(hold, ns, x, side, on_default=True):
         ev[1].record(cur)
         torch.cuda.synchronize()
     return ev[2].elapsed_time(ev[0]), ev[0].elapsed_time(ev[1])
+
+
+@triton.jit
+def _now():
+    return tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+@triton.jit
+def _sm():
+    return tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
+def _hold_traced(ns, out):  # evaluator._hold_kernel, noting (start, end, SM) per block
+    t0 = _now()
+    t = t0
+    while t - t0 < ns:
+        t = _now()
+    i = tl.program_id(0) * 3
+    tl.store(out + i, t0)
+    tl.store(out + i + 1, t)
+    tl.store(out + i + 2, _sm().to(tl.int64))
+
+
+@triton.jit
+def _side_traced(out):  # a side kernel's block: notes its start and SM, spins 2 us
+    t0 = _now()
+    t = t0
+    while t - t0 < 2000:
+        t = _now()
+    i = tl.program_id(0) * 2
+    tl.store(out + i, t0)
+    tl.store(out + i + 1, _sm().to(tl.int64))
+
+
+def traced(blocks_per_sm, warps, side_blocks=1024):
+    """The hold (blocks_per_sm blocks of `warps` warps per SM) then a side kernel of side_blocks blocks of 4 warps."""
+    hold_k, side_k = _hold_traced, _side_traced
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    h = torch.zeros(blocks_per_sm * sms * 3, dtype=torch.int64, device="cuda")
+    s = torch.zeros(side_blocks * 2, dtype=torch.int64, device="cuda")
+    side = torch.cuda.Stream()
+    for _ in range(3):  # the first compiles
+        torch.cuda.synchronize()
+        hold_k[(blocks_per_sm * sms,)](500_000, h, num_warps=warps)
+        with torch.cuda.stream(side):
+            side_k[(side_blocks,)](s, num_warps=4)
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+    h, s = h.view(-1, 3).cpu(), s.view(-1, 2).cpu()
+    end = int(h[:, 1].min())
+    per_sm = torch.bincount(h[:, 2], minlength=sms)
+    early = s[s[:, 0] < end]
+    print(f"traced hold, {blocks_per_sm} blocks of {warps} warps per SM: blocks on {int((per_sm > 0).sum())} of "
+          f"{sms} SMs (at most {int(per_sm.max())} on one, SMs with fewer than {blocks_per_sm}: "
+          f"{int((per_sm < blocks_per_sm).sum())}); blocks started over {(int(h[:, 0].max()) - int(h[:, 0].min())) / 1e3:.1f} "
+          f"us; side blocks started before the hold's first block ended: {len(early)} of {side_blocks} "
+          f"(on SMs {sorted(set(early[:, 1].tolist()))[:12]})")
 
 
 def main():
@@ -53,6 +114,8 @@ def main():
         runs = [timed(h, ns, x, side, default) for _ in range(6)][1:]
         print(f"{name}: held {statistics.median(r[0] for r in runs):.3f} ms, charged (events) "
               f"{statistics.median(r[1] for r in runs):.4f} ms")
+    for blocks, warps in ((2, 32), (4, 16), (16, 4)):
+        traced(blocks, warps)
 
 
 if __name__ == "__main__":
