@@ -88,7 +88,7 @@ def traced(blocks_per_sm, warps, side_blocks=1024):
     early = s[s[:, 0] < end]
     print(f"traced hold, {blocks_per_sm} blocks of {warps} warps per SM: blocks on {int((per_sm > 0).sum())} of "
           f"{sms} SMs (at most {int(per_sm.max())} on one, SMs with fewer than {blocks_per_sm}: "
-          f"{int((per_sm < blocks_per_sm).sum())}); blocks started over {(int(h[:, 0].max()) - int(h[:, 0].min())) / 1e3:.1f} "
+          f"{int(((per_sm > 0) & (per_sm < blocks_per_sm)).sum())}, largest SM id {len(per_sm) - 1}); blocks started over {(int(h[:, 0].max()) - int(h[:, 0].min())) / 1e3:.1f} "
           f"us; side blocks started before the hold's first block ended: {len(early)} of {side_blocks} "
           f"(on SMs {sorted(set(early[:, 1].tolist()))[:12]})")
 
