@@ -10,6 +10,8 @@ events' ms (first to last event: what the candidate is charged on CUDA) against 
 the hold's kernel with each block's SM and start/end on the GPU's clock, and a side-stream kernel whose blocks note
 where and when they started: which SMs the hold left room on, and whether side blocks ran inside it."""
 import statistics
+import subprocess
+import sys
 
 import torch
 import triton
@@ -116,6 +118,15 @@ def main():
               f"{statistics.median(r[1] for r in runs):.4f} ms")
     for blocks, warps in ((2, 32), (4, 16), (16, 4)):
         traced(blocks, warps)
+    # as in an evaluation: another process (the reference's worker) has a CUDA context on the same GPU
+    other = subprocess.Popen([sys.executable, "-c", "import torch, time; torch.ones(1, device='cuda'); "
+                              "print('up', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    other.stdout.readline()
+    runs = [timed(hold, E.HOLD_NS, x, torch.cuda.Stream()) for _ in range(6)][1:]
+    print(f"hold 0.5 ms, another process's context alive: held {statistics.median(r[0] for r in runs):.3f} ms, "
+          f"charged (events) {statistics.median(r[1] for r in runs):.4f} ms")
+    traced(2, 32)
+    other.kill()
 
 
 if __name__ == "__main__":
