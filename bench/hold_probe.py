@@ -19,6 +19,39 @@ import triton.language as tl
 
 import evaluator as E
 
+# for the evaluator's path: honest/cuda_fork_without_wait with events of its own. Each call records one event on
+# forward's stream as forward starts (after the worker's hold and first event, in that stream's order) and two around
+# the side stream's ReLU; the 40th call raises with the last calls' (side start - forward's start, ReLU) ms, so the
+# result's reason carries them. A negative first number: the ReLU began before forward's stream got past the hold.
+DIAG = """
+import json
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.side, self.log = None, []
+
+    def forward(self, x):
+        if self.side is None:
+            self.side = torch.cuda.Stream()
+        cur, ev = torch.cuda.current_stream(), [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+        ev[0].record(cur)
+        with torch.cuda.stream(self.side):
+            ev[1].record(self.side)
+            y = torch.relu(x)
+            ev[2].record(self.side)
+        cur.wait_stream(self.side)
+        self.log.append(ev)
+        if len(self.log) == 40:
+            torch.cuda.synchronize()
+            rows = [(round(a.elapsed_time(b), 4), round(b.elapsed_time(c), 4)) for a, b, c in self.log[8:]]
+            raise RuntimeError("DIAG " + json.dumps(rows))
+        return y
+"""
+
 
 def timed(hold, ns, x, side, on_default=True):
     cur = torch.cuda.current_stream() if on_default else torch.cuda.Stream()
@@ -96,11 +129,11 @@ def traced(blocks_per_sm, warps, side_blocks=1024):
 
 
 def main():
-    props = torch.cuda.get_device_properties(0)
+    props, hold = torch.cuda.get_device_properties(0), E._gpu_hold("cuda")  # defines evaluator.tl
     compiled = triton.jit(E._hold_kernel)[(1,)](1000, num_warps=32)
     print(f"{torch.cuda.get_device_name()}, {props.multi_processor_count} SMs, torch {torch.__version__}, triton "
           f"{triton.__version__}; the hold's kernel: {getattr(compiled, 'n_regs', '?')} registers a thread")
-    hold, x = E._gpu_hold("cuda"), torch.randn(2 ** 26, device="cuda")
+    x = torch.randn(2 ** 26, device="cuda")
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     alone = []
     for _ in range(5):
@@ -127,6 +160,11 @@ def main():
           f"charged (events) {statistics.median(r[1] for r in runs):.4f} ms")
     traced(2, 32)
     other.kill()
+    ref = open("tasks/level1/relu_large.py").read()
+    for pin in (True, False):
+        r = E.evaluate(ref, DIAG, "cuda", pin_cpus=pin)
+        print(f"the evaluator, pin_cpus={pin}: {r.status}, (side start - forward's start, ReLU) ms per call: "
+              f"{r.reason[r.reason.find('DIAG'):][:1500]}")
 
 
 if __name__ == "__main__":
