@@ -2366,8 +2366,13 @@ def _persisting_l2():
 HOLD_NS = 500_000  # the hold before every timed call on CUDA: longer than most forwards take to launch
 
 
-def _hold_kernel(ns):  # every thread spins on the GPU's clock for ns (made a Triton kernel by _gpu_hold)
-    t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+def _hold_kernel(ns, seen):  # every thread spins on the GPU's clock for ns (made a Triton kernel by _gpu_hold); first,
+    # each block's thread 0 writes 1 into its int32 of host memory at address seen, made visible to the CPU (membar.sys)
+    up = tl.inline_asm_elementwise(
+        "{ .reg .pred p; .reg .u32 t; .reg .u64 a; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0; mov.u32 t, %ctaid.x; "
+        "mad.wide.u32 a, t, 4, $1; @p st.volatile.global.u32 [a], 1; @p membar.sys; mov.u32 $0, 0; }",
+        "=r,l", [seen], dtype=tl.int32, is_pure=False, pack=1)
+    t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1) + up
     t = t0
     while t - t0 < ns:
         t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
@@ -2375,22 +2380,37 @@ def _hold_kernel(ns):  # every thread spins on the GPU's clock for ns (made a Tr
 
 def _gpu_hold(device):
     """fn(ns) that queues, on the current stream, a kernel holding every SM (two blocks of 1024 threads each: all
-    thread slots) for ns; None without Triton or if it fails here.
+    thread slots) for ns, and returns once its last block runs (spinning on host memory the kernel writes; at most
+    5 ms); None without Triton or if it fails here.
 
     Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process
     (the same kernel, timed from an idle GPU, varied 3-34% between fresh processes on an H200, 0.1-0.2% behind a
     hold: bench/RESULTS.md, session 5), and, the SMs being full, no kernel the candidate puts on another stream can
-    run during it (a stream-local sleep would let an unjoined fork do its work for free)."""
+    run during it (a stream-local sleep would let an unjoined fork do its work for free). Forward starts only once
+    the hold is on the SMs: queued earlier, a side stream's ReLU ran before the hold on an H100 with the timed rounds
+    pinned (bench/RESULTS.md §6, session 32)."""
     try:
         import triton
         globals()["tl"] = importlib.import_module("triton.language")  # the name _hold_kernel's body uses
         kernel = triton.jit(_hold_kernel)
         grid = (2 * torch.cuda.get_device_properties(device).multi_processor_count,)
+        seen = torch.zeros(grid, dtype=torch.int32, pin_memory=True).numpy()  # pinned: the GPU writes it directly
+        sink = torch.zeros(grid, dtype=torch.int32, device=device)  # where the writes go if it cannot
+        rt, on_gpu = _cudart(), ctypes.c_void_p()  # seen's address on the device
+        waits = [rt is not None and bool(seen.ctypes.data) and rt.cudaHostGetDevicePointer(
+            ctypes.byref(on_gpu), ctypes.c_void_p(seen.ctypes.data), 0) == 0 and bool(on_gpu.value)]
+        at = on_gpu.value if waits[0] else sink.data_ptr()
 
         def hold(ns):
-            kernel[grid](ns, num_warps=32)
-        hold(HOLD_NS)  # compiles for this argument (Triton specialises ints); cached on disk after the first process
+            seen[-1] = 0
+            kernel[grid](ns, at, num_warps=32)
+            t = _perf()
+            while waits[0] and not seen[-1] and _perf() - t < 5e-3:
+                pass
+        hold.buffers = seen, sink  # alive as long as the hold: the kernel writes into one of them
+        hold(HOLD_NS)  # compiles for these arguments (Triton specialises ints); cached on disk after the first process
         _device_sync(device)
+        waits[0] = waits[0] and bool(seen[-1])  # the kernel's write never arrived here: hold without waiting for it
         return hold
     except Exception:  # no Triton, or it cannot build here: timed calls start from an idle GPU, launch included
         return None

@@ -1,9 +1,9 @@
 """Does the evaluator's GPU hold keep another stream's kernel from running before a timed call's first event?
 
-    python bench/hold_probe.py            # on a CUDA machine; prints one line per variant
+    PYTHONPATH=. python3 bench/hold_probe.py     # on a CUDA machine; prints one line per variant
 
-A worker's timed call queues the hold (evaluator._gpu_hold: 2 blocks of 1024 threads per SM spinning for HOLD_NS),
-then the first event, then forward. A forward that puts its work on a side stream that never waits for forward's
+A worker's timed call queues the hold (evaluator._gpu_hold: 2 blocks of 1024 threads per SM spinning for HOLD_NS;
+since session 32 it returns once the hold's last block runs), then the first event, then forward. A forward that puts its work on a side stream that never waits for forward's
 stream (tests/corpus/honest/cuda_fork_without_wait) must not finish it before that event. Each variant runs that
 sequence (a ReLU of 2^26 floats on the side stream, the current stream waiting for it at the end) and prints the
 events' ms (first to last event: what the candidate is charged on CUDA) against the ReLU alone. Then a traced run:
@@ -12,6 +12,7 @@ where and when they started: which SMs the hold left room on, and whether side b
 import statistics
 import subprocess
 import sys
+import time
 
 import torch
 import triton
@@ -59,15 +60,17 @@ def timed(hold, ns, x, side, on_default=True):
         torch.cuda.synchronize()
         ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
         ev[2].record(cur)
+        t = time.perf_counter()
         if hold:
-            hold(ns)
+            hold(ns)  # returns once the hold's last block runs (the evaluator's wait)
+        waited = time.perf_counter() - t
         ev[0].record(cur)
         with torch.cuda.stream(side):
             torch.relu(x)
         cur.wait_stream(side)
         ev[1].record(cur)
         torch.cuda.synchronize()
-    return ev[2].elapsed_time(ev[0]), ev[0].elapsed_time(ev[1])
+    return ev[2].elapsed_time(ev[0]), ev[0].elapsed_time(ev[1]), waited * 1e6
 
 
 @triton.jit
@@ -130,7 +133,8 @@ def traced(blocks_per_sm, warps, side_blocks=1024):
 
 def main():
     props, hold = torch.cuda.get_device_properties(0), E._gpu_hold("cuda")  # defines evaluator.tl
-    compiled = triton.jit(E._hold_kernel)[(1,)](1000, num_warps=32)
+    seen = torch.zeros(1, dtype=torch.int32, pin_memory=True).numpy()
+    compiled = triton.jit(E._hold_kernel)[(1,)](1000, seen.ctypes.data, num_warps=32)
     print(f"{torch.cuda.get_device_name()}, {props.multi_processor_count} SMs, torch {torch.__version__}, triton "
           f"{triton.__version__}; the hold's kernel: {getattr(compiled, 'n_regs', '?')} registers a thread")
     x = torch.randn(2 ** 26, device="cuda")
@@ -148,7 +152,8 @@ def main():
             ("hold 0.5 ms, forward's stream not the default", hold, E.HOLD_NS, torch.cuda.Stream(), False)):
         runs = [timed(h, ns, x, side, default) for _ in range(6)][1:]
         print(f"{name}: held {statistics.median(r[0] for r in runs):.3f} ms, charged (events) "
-              f"{statistics.median(r[1] for r in runs):.4f} ms")
+              f"{statistics.median(r[1] for r in runs):.4f} ms; hold() returned after "
+              f"{statistics.median(r[2] for r in runs):.0f} us")
     for blocks, warps in ((2, 32), (4, 16), (16, 4)):
         traced(blocks, warps)
     # as in an evaluation: another process (the reference's worker) has a CUDA context on the same GPU
