@@ -2399,6 +2399,8 @@ def _gpu_hold(device):
         rt, on_gpu = _cudart(), ctypes.c_void_p()  # seen's address on the device
         waits = [rt is not None and bool(seen.ctypes.data) and rt.cudaHostGetDevicePointer(
             ctypes.byref(on_gpu), ctypes.c_void_p(seen.ctypes.data), 0) == 0 and bool(on_gpu.value)]
+        if rt is not None and not waits[0]:
+            rt.cudaGetLastError()  # clear the failed call's error, which torch's next launch check would raise
         at = on_gpu.value if waits[0] else sink.data_ptr()
 
         def hold(ns):
