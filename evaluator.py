@@ -2397,22 +2397,22 @@ def _gpu_hold(device):
         seen = torch.zeros(grid, dtype=torch.int32, pin_memory=True).numpy()  # pinned: the GPU writes it directly
         sink = torch.zeros(grid, dtype=torch.int32, device=device)  # where the writes go if it cannot
         rt, on_gpu = _cudart(), ctypes.c_void_p()  # seen's address on the device
-        waits = [rt is not None and bool(seen.ctypes.data) and rt.cudaHostGetDevicePointer(
-            ctypes.byref(on_gpu), ctypes.c_void_p(seen.ctypes.data), 0) == 0 and bool(on_gpu.value)]
-        if rt is not None and not waits[0]:
+        waits = rt is not None and rt.cudaHostGetDevicePointer(
+            ctypes.byref(on_gpu), ctypes.c_void_p(seen.ctypes.data), 0) == 0 and bool(on_gpu.value)
+        if rt is not None and not waits:
             rt.cudaGetLastError()  # clear the failed call's error, which torch's next launch check would raise
-        at = on_gpu.value if waits[0] else sink.data_ptr()
+        at = on_gpu.value if waits else sink.data_ptr()
 
         def hold(ns):
             seen[-1] = 0
             kernel[grid](ns, at, num_warps=32)
             t = _perf()
-            while waits[0] and not seen[-1] and _perf() - t < 5e-3:
+            while waits and not seen[-1] and _perf() - t < 5e-3:
                 pass
         hold.buffers = seen, sink  # alive as long as the hold: the kernel writes into one of them
         hold(HOLD_NS)  # compiles for these arguments (Triton specialises ints); cached on disk after the first process
         _device_sync(device)
-        waits[0] = waits[0] and bool(seen[-1])  # the kernel's write never arrived here: hold without waiting for it
+        waits = waits and bool(seen[-1])  # the kernel's write never arrived here: hold without waiting for it
         return hold
     except Exception:  # no Triton, or it cannot build here: timed calls start from an idle GPU, launch included
         return None

@@ -3,8 +3,9 @@
     PYTHONPATH=. python3 bench/hold_probe.py     # on a CUDA machine; prints one line per variant
 
 A worker's timed call queues the hold (evaluator._gpu_hold: 2 blocks of 1024 threads per SM spinning for HOLD_NS;
-since session 32 it returns once the hold's last block runs), then the first event, then forward. A forward that puts its work on a side stream that never waits for forward's
-stream (tests/corpus/honest/cuda_fork_without_wait) must not finish it before that event. Each variant runs that
+since session 32 it returns once the hold's last block runs), then the first event, then forward. A forward that
+puts its work on a side stream that never waits for forward's stream (tests/corpus/honest/cuda_fork_without_wait)
+must not finish it before that event. Each variant runs that
 sequence (a ReLU of 2^26 floats on the side stream, the current stream waiting for it at the end) and prints the
 events' ms (first to last event: what the candidate is charged on CUDA) against the ReLU alone. Then a traced run:
 the hold's kernel with each block's SM and start/end on the GPU's clock, and a side-stream kernel whose blocks note
@@ -108,16 +109,15 @@ def _side_traced(out):  # a side kernel's block: notes its start and SM, spins 2
 
 def traced(blocks_per_sm, warps, side_blocks=1024):
     """The hold (blocks_per_sm blocks of `warps` warps per SM) then a side kernel of side_blocks blocks of 4 warps."""
-    hold_k, side_k = _hold_traced, _side_traced
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     h = torch.zeros(blocks_per_sm * sms * 3, dtype=torch.int64, device="cuda")
     s = torch.zeros(side_blocks * 2, dtype=torch.int64, device="cuda")
     side = torch.cuda.Stream()
     for _ in range(3):  # the first compiles
         torch.cuda.synchronize()
-        hold_k[(blocks_per_sm * sms,)](500_000, h, num_warps=warps)
+        _hold_traced[(blocks_per_sm * sms,)](500_000, h, num_warps=warps)
         with torch.cuda.stream(side):
-            side_k[(side_blocks,)](s, num_warps=4)
+            _side_traced[(side_blocks,)](s, num_warps=4)
         torch.cuda.current_stream().wait_stream(side)
         torch.cuda.synchronize()
     h, s = h.view(-1, 3).cpu(), s.view(-1, 2).cpu()
@@ -126,15 +126,15 @@ def traced(blocks_per_sm, warps, side_blocks=1024):
     early = s[s[:, 0] < end]
     print(f"traced hold, {blocks_per_sm} blocks of {warps} warps per SM: blocks on {int((per_sm > 0).sum())} of "
           f"{sms} SMs (at most {int(per_sm.max())} on one, SMs with fewer than {blocks_per_sm}: "
-          f"{int(((per_sm > 0) & (per_sm < blocks_per_sm)).sum())}, largest SM id {len(per_sm) - 1}); blocks started over {(int(h[:, 0].max()) - int(h[:, 0].min())) / 1e3:.1f} "
-          f"us; side blocks started before the hold's first block ended: {len(early)} of {side_blocks} "
-          f"(on SMs {sorted(set(early[:, 1].tolist()))[:12]})")
+          f"{int(((per_sm > 0) & (per_sm < blocks_per_sm)).sum())}, largest SM id {len(per_sm) - 1}); blocks started "
+          f"over {(int(h[:, 0].max()) - int(h[:, 0].min())) / 1e3:.1f} us; side blocks started before the hold's "
+          f"first block ended: {len(early)} of {side_blocks} (on SMs {sorted(set(early[:, 1].tolist()))[:12]})")
 
 
 def main():
     props, hold = torch.cuda.get_device_properties(0), E._gpu_hold("cuda")  # defines evaluator.tl
-    seen = torch.zeros(1, dtype=torch.int32, pin_memory=True).numpy()
-    compiled = triton.jit(E._hold_kernel)[(1,)](1000, seen.ctypes.data, num_warps=32)
+    flag = torch.zeros(1, dtype=torch.int32, device="cuda")  # device memory: the kernel's write lands somewhere safe
+    compiled = triton.jit(E._hold_kernel)[(1,)](1000, flag.data_ptr(), num_warps=32)
     print(f"{torch.cuda.get_device_name()}, {props.multi_processor_count} SMs, torch {torch.__version__}, triton "
           f"{triton.__version__}; the hold's kernel: {getattr(compiled, 'n_regs', '?')} registers a thread")
     x = torch.randn(2 ** 26, device="cuda")
