@@ -237,7 +237,9 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     builds came from the build cache) and sessions (judges with a reference worker started) are added to it.
     A device thread evaluates a task's candidates in turn against one judge and reference worker (_Session), each
     candidate in a worker of its own: it takes the task's next ready pair first, then one of a task no other thread
-    is on."""
+    is on. A pair whose reference was refused (check "reference": its own error above the ceiling, an overflow, a
+    broken task file) is evaluated once more, on a new session's inputs: a reference that fails on some random
+    inputs would otherwise score the candidate for the task's fault."""
     o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
     overlap = device.startswith("cuda") if overlap is None else overlap
     in_flight = (2 if device.startswith("cuda") else 1) if in_flight is None else in_flight
@@ -271,6 +273,10 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                     sessions.append(session)
                 results[i] = _build_failure(ref_src, cand_src, q.failed) or evaluate(
                     ref_src, cand_src, dev, built=True, session=session, **opts)
+                if results[i].check == "reference" and ref_src not in refused:  # the task's fault on this session's
+                    results[i] = evaluate(ref_src, cand_src, dev, built=True, session=session, **opts)  # inputs:
+                    if results[i].check == "reference":  # once more on new ones; a task refused twice in a row is
+                        refused.add(ref_src)  # not tried again in this call
                 if on_result:
                     on_result(i, results[i])
             except BaseException as e:
@@ -279,7 +285,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
             bar.update(1)
         if session:
             session.close()
-    sessions = []
+    sessions, refused = [], set()
     _context()  # the forkserver, set up once before any thread uses it
     results, bar = [None] * len(pairs), _bar(len(pairs), "evaluate", progress)
     threads = [threading.Thread(target=build, name="cudal1-builds")] + [

@@ -116,6 +116,36 @@ def test_evaluate_many_evaluates_a_task_s_candidates_against_one_reference_worke
     assert [r.status for r in res] == ["timeout", "ok", "ok"] and phases["sessions"] == 2, (res, phases)
 
 
+def test_evaluate_many_evaluates_a_pair_again_once_its_reference_was_refused(tmp_path):
+    """A reference refused on one session's inputs is the task's fault, not the candidate's: the pair is evaluated
+    once more in a new session; a task refused twice in a row is not tried again in that call."""
+    def task(always):  # forward overflows in fp32 (float64 does not) on the inputs of a refused session
+        return f"""
+import os
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.exp(x)
+
+def get_inputs():
+    first = not os.path.exists({str(tmp_path / "seen")!r})
+    open({str(tmp_path / "seen")!r}, "a").close()
+    return [torch.full((64,), 100.0) if first or {always} else 0.01 * torch.rand(64)]
+
+def get_init_inputs():
+    return []
+"""
+    for always, want, sessions in ((False, ["ok"], 2), (True, ["runtime_error"] * 3, 4)):
+        (tmp_path / "seen").unlink(missing_ok=True)
+        ref, phases = task(always), {}
+        cand = ref.replace("class Model(", "class ModelNew(")
+        res = E.evaluate_many([(ref, cand)] * len(want), "cpu", progress=False, phases=phases, in_flight=1, **FAST)
+        assert [r.status for r in res] == want and phases["sessions"] == sessions, (res, phases)
+        assert always == all(r.check == "reference" and "overflows" in r.reason for r in res)
+
+
 def test_a_session_goes_on_after_its_judge_or_reference_was_stopped_or_killed_between_candidates():
     """A candidate's process may SIGSTOP or SIGKILL the judge or the reference's worker (before Linux 6.12 Landlock
     does not fence signals) as its last act, after the judge's last call: the next candidate of the session still
