@@ -271,12 +271,14 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                         session.close()
                     session = _Session(ref_src, dev, turns[dev])
                     sessions.append(session)
-                results[i] = _build_failure(ref_src, cand_src, q.failed) or evaluate(
-                    ref_src, cand_src, dev, built=True, session=session, **opts)
-                if results[i].check == "reference" and ref_src not in refused:  # the task's fault on this session's
-                    results[i] = evaluate(ref_src, cand_src, dev, built=True, session=session, **opts)  # inputs:
-                    if results[i].check == "reference":  # once more on new ones; a task refused twice in a row is
-                        refused.add(ref_src)  # not tried again in this call
+                run = lambda: evaluate(ref_src, cand_src, dev, built=True, session=session, **opts)
+                results[i] = _build_failure(ref_src, cand_src, q.failed) or run()
+                # a refused reference is the task's fault on this session's inputs: once more, on a new session's;
+                # a task refused twice in a row is not tried again in this call
+                if results[i].check == "reference" and ref_src not in refused:
+                    results[i] = run()
+                    if results[i].check == "reference":
+                        refused.add(ref_src)
                 if on_result:
                     on_result(i, results[i])
             except BaseException as e:
