@@ -1,16 +1,17 @@
 """Does where a microsecond kernel's tensors sit in GPU memory set its time? (issue 20's repeat CV)
 
-    PYTHONPATH=. python3 bench/placement_probe.py     # on a CUDA machine, ~1 min; one table per kernel
+    PYTHONPATH=. python3 bench/placement_probe.py [KERNEL...]   # on a CUDA machine, ~30 s a kernel; a table each
 
-Each timed call is made as the evaluator makes it: ~4 GB written over a buffer of twice the L2, the inputs copied in
-from elsewhere (the judge's fill), the GPU hold, then events around the kernel. A trial is the median of ROUNDS such
-calls; each configuration runs TRIALS trials:
-  same       the same tensors every trial (what one evaluation sees)
-  moved      before each trial a spacer of random size is held, then inputs are made anew (output and temporaries
-             follow): a new placement of everything, in the same process
-  out_moved  the inputs stay, the spacer moves only what the kernel allocates (output, temporaries)
-  process    `same` in fresh processes, one trial each (a new context, new physical memory)
-Spread: max / min of the trials' medians - 1; CV: their stdev / mean."""
+Each timed call is made as the evaluator makes it: the L2 flush, the inputs copied in from elsewhere (the judge's
+fill), the GPU hold, then events around the kernel; a trial is the median of ROUNDS such calls. Every process
+(PROCS fresh ones per kernel: new context, new physical memory) runs, for each flush:
+  same       one trial on one set of inputs (what one evaluation sees today)
+  rot        one trial over SETS input sets, each placed after a spacer of random size, a random set each call
+  moved      MOVED trials, each on inputs made anew after a spacer of random size (a new placement per trial)
+Flushes: write (the evaluator's: ~4 GB of zeros over a buffer of twice the L2), write+read (then one read of that
+buffer: the L2 holds clean lines, none of them dirty), none. Reported: the trials' medians (us) of each process, CV =
+stdev / mean across processes (same, rot) and the spread (max / min - 1) of moved within a process."""
+import json
 import random
 import statistics
 import subprocess
@@ -22,7 +23,7 @@ import triton.language as tl
 
 import evaluator as E
 
-ROUNDS, TRIALS, N = 60, 8, (512, 1024)
+ROUNDS, PROCS, SETS, MOVED, N = 60, 5, 8, 4, (512, 1024)
 
 
 @triton.jit
@@ -38,78 +39,75 @@ def fused(a, b, c):
     return y
 
 
-KERNELS = {"ref_add_mul": (lambda a, b, c: (a + b) * c, 3), "fused_add_mul": (fused, 3), "relu": (torch.relu, 1)}
+@triton.jit
+def _nothing(x):
+    pass
 
 
-class Bench:
-    def __init__(self):
-        l2 = torch.cuda.get_device_properties(0).L2_cache_size
-        self.flush = torch.empty(max(2 * l2, 64 << 20) // 4, device="cuda")
-        self.hold = E._gpu_hold("cuda")
-        self.ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+KERNELS = {"ref_add_mul": (lambda a, b, c: (a + b) * c, 3), "fused_add_mul": (fused, 3), "relu": (torch.relu, 1),
+           "empty": (lambda x: _nothing[(1,)](x), 1)}  # one block that does nothing: the launch alone
 
-    def trial(self, fn, xs, src):
+
+def child(name):
+    fn, k = KERNELS[name]
+    rng = random.Random()
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    buf = torch.empty(max(2 * l2, 64 << 20) // 4, device="cuda")
+    hold, ev = E._gpu_hold("cuda"), [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    def write():
+        for _ in range(max(1, (4 << 30) // (4 * buf.numel()))):
+            buf.zero_()
+
+    flushes = {"write": write, "write+read": lambda: (write(), buf.sum()), "none": lambda: None}
+    src = [torch.randn(N, device="cuda") for _ in range(k)]
+
+    def placed():
+        spacer = torch.empty(rng.randrange(1, 40 << 20), dtype=torch.uint8, device="cuda")
+        return spacer, [torch.empty(N, device="cuda") for _ in range(k)]
+
+    def trial(flush, sets):
         ts = []
         for _ in range(ROUNDS):
-            for _ in range(max(1, (4 << 30) // (4 * self.flush.numel()))):
-                self.flush.zero_()
+            xs = rng.choice(sets)[1]
+            flush()
             for x, s in zip(xs, src):
                 x.copy_(s)
             torch.cuda.synchronize()
-            self.hold(E.HOLD_NS)
-            self.ev[0].record()
+            hold(E.HOLD_NS)
+            ev[0].record()
             fn(*xs)
-            self.ev[1].record()
+            ev[1].record()
             torch.cuda.synchronize()
-            ts.append(self.ev[0].elapsed_time(self.ev[1]) * 1e3)
+            ts.append(ev[0].elapsed_time(ev[1]) * 1e3)
         return statistics.median(ts)
 
-
-def where(xs):
-    return " ".join(f"{x.data_ptr() % (2 << 20) >> 10}K" for x in xs)
-
-
-def report(name, meds, notes=()):
-    spread = max(meds) / min(meds) - 1
-    cv = statistics.stdev(meds) / statistics.mean(meds)
-    print(f"| {name} | {' '.join(f'{m:.2f}' for m in meds)} | {100 * spread:.1f}% | {100 * cv:.1f}% | "
-          f"{'; '.join(notes)} |")
+    one = [placed()]
+    trial(flushes["write"], one)  # warm-up: Triton's first launches
+    rot = [placed() for _ in range(SETS)]
+    out = {}
+    for f, flush in flushes.items():
+        out[f] = {"same": trial(flush, one), "rot": trial(flush, rot),
+                  "moved": [trial(flush, [placed()]) for _ in range(MOVED)]}
+    print(json.dumps(out))
 
 
 def main():
     if sys.argv[1:2] == ["--child"]:
-        fn, k = KERNELS[sys.argv[2]]
-        bench, src = Bench(), [torch.randn(N, device="cuda") for _ in range(k)]
-        xs = [torch.empty(N, device="cuda") for _ in range(k)]
-        bench.trial(fn, xs, src)  # warm-up (Triton's first launch)
-        print(bench.trial(fn, xs, src))
-        return
-    bench, rng = Bench(), random.Random(0)
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; {ROUNDS} rounds a trial, us per call\n")
-    for name, (fn, k) in KERNELS.items():
-        print(f"\n### {name}\n\n| configuration | trials' medians (us) | spread | CV | placement (offset in 2 MB) |\n"
-              "|---|---|---|---|---|")
-        src = [torch.randn(N, device="cuda") for _ in range(k)]
-        xs = [torch.empty(N, device="cuda") for _ in range(k)]
-        bench.trial(fn, xs, src)
-        report("same", [bench.trial(fn, xs, src) for _ in range(TRIALS)], [where(xs)])
-        meds, notes = [], []
-        for _ in range(TRIALS):
-            spacer = torch.empty(rng.randrange(1, 40 << 20) // 4 * 4, dtype=torch.uint8, device="cuda")
-            ys = [torch.empty(N, device="cuda") for _ in range(k)]
-            meds.append(bench.trial(fn, ys, src))
-            notes.append(where(ys))
-            del spacer, ys
-        report("moved", meds, notes)
-        meds = []
-        for _ in range(TRIALS):
-            spacer = torch.empty(rng.randrange(1, 40 << 20) // 4 * 4, dtype=torch.uint8, device="cuda")
-            meds.append(bench.trial(fn, xs, src))
-            del spacer
-        report("out_moved", meds)
-        meds = [float(subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True,
-                                     check=True).stdout.split()[-1]) for _ in range(4)]
-        report("process", meds)
+        return child(sys.argv[2])
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; {ROUNDS} rounds a trial, us per call, "
+          f"{PROCS} processes per kernel")
+    for name in sys.argv[1:] or KERNELS:
+        runs = [json.loads(subprocess.run([sys.executable, __file__, "--child", name], capture_output=True,
+                                          text=True, check=True).stdout.splitlines()[-1]) for _ in range(PROCS)]
+        print(f"\n### {name}\n\n| flush | same: per process | CV | rot: per process | CV | moved: spread in a "
+              "process (median, max) |\n|---|---|---|---|---|---|")
+        for f in runs[0]:
+            cells = []
+            for c in ("same", "rot"):
+                xs = [r[f][c] for r in runs]
+                cells += [" ".join(f"{x:.2f}" for x in xs), f"{100 * statistics.stdev(xs) / statistics.mean(xs):.1f}%"]
+            sp = [100 * (max(r[f]["moved"]) / min(r[f]["moved"]) - 1) for r in runs]
+            print(f"| {f} | {' | '.join(cells)} | {statistics.median(sp):.1f}%, {max(sp):.1f}% |")
 
 
 if __name__ == "__main__":
