@@ -1,6 +1,7 @@
 """Does where a microsecond kernel's tensors sit in GPU memory set its time? (issue 20's repeat CV)
 
     PYTHONPATH=. python3 bench/placement_probe.py [KERNEL...]   # on a CUDA machine, ~30 s a kernel; a table each
+    PYTHONPATH=. python3 bench/placement_probe.py --launch [KERNEL...]   # the level by stream and by CPU (~1 min)
 
 Each timed call is made as the evaluator makes it: the L2 flush, the inputs copied in from elsewhere (the judge's
 fill), the GPU hold, then events around the kernel; a trial is the median of ROUNDS such calls. Every process
@@ -10,12 +11,18 @@ fill), the GPU hold, then events around the kernel; a trial is the median of ROU
   moved      MOVED trials, each on inputs made anew after a spacer of random size (a new placement per trial)
 Flushes: write (the evaluator's: ~4 GB of zeros over a buffer of twice the L2), write+read (then one read of that
 buffer: the L2 holds clean lines, none of them dirty), none. Reported: the trials' medians (us) of each process, CV =
-stdev / mean across processes (same, rot) and the spread (max / min - 1) of moved within a process."""
+stdev / mean across processes (same, rot) and the spread (max / min - 1) of moved within a process.
+--launch (session 34 found the level in the launch: an empty kernel 2.94-3.23 us by process, bench/RESULTS.md §5):
+ten processes, eight of them pinned to one of four CPUs before their CUDA context exists, each timing the `same`
+trial on the default stream and on STREAMS - 1 new ones. Levels that differ by stream within a process would let an
+evaluation average over streams; levels that follow the CPU, a pinning at the worker's start."""
 import json
+import os
 import random
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 import torch
 import triton
@@ -23,7 +30,7 @@ import triton.language as tl
 
 import evaluator as E
 
-ROUNDS, PROCS, SETS, MOVED, N = 60, 5, 8, 4, (512, 1024)
+ROUNDS, PROCS, SETS, MOVED, STREAMS, N = 60, 5, 8, 4, 8, (512, 1024)
 
 
 @triton.jit
@@ -48,7 +55,12 @@ KERNELS = {"ref_add_mul": (lambda a, b, c: (a + b) * c, 3), "fused_add_mul": (fu
            "empty": (lambda x: _nothing[(1,)](x), 1)}  # one block that does nothing: the launch alone
 
 
-def child(name):
+def child(name, streams=0, cpu=None):
+    """One fresh process's trials of kernel `name` (JSON on stdout). streams > 0: the `same` trial on the default
+    stream and on streams - 1 new ones, each its own trial, with this process first pinned to cpu (before its CUDA
+    context exists: where the driver puts the context's host memory)."""
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
     fn, k = KERNELS[name]
     rng = random.Random()
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -65,24 +77,28 @@ def child(name):
         spacer = torch.empty(rng.randrange(1, 40 << 20), dtype=torch.uint8, device="cuda")
         return spacer, [torch.empty(N, device="cuda") for _ in range(k)]
 
-    def trial(flush, sets):
+    def trial(flush, sets, stream=None):
         ts = []
         for _ in range(ROUNDS):
-            xs = rng.choice(sets)[1]
-            flush()
-            for x, s in zip(xs, src):
-                x.copy_(s)
-            torch.cuda.synchronize()
-            hold(E.HOLD_NS)
-            ev[0].record()
-            fn(*xs)
-            ev[1].record()
-            torch.cuda.synchronize()
-            ts.append(ev[0].elapsed_time(ev[1]) * 1e3)
+            with torch.cuda.stream(stream or torch.cuda.current_stream()):
+                xs = rng.choice(sets)[1]
+                flush()
+                for x, s in zip(xs, src):
+                    x.copy_(s)
+                torch.cuda.synchronize()
+                hold(E.HOLD_NS)
+                ev[0].record()
+                fn(*xs)
+                ev[1].record()
+                torch.cuda.synchronize()
+                ts.append(ev[0].elapsed_time(ev[1]) * 1e3)
         return statistics.median(ts)
 
     one = [placed()]
     trial(flushes["write"], one)  # warm-up: Triton's first launches
+    if streams:
+        ss = [None] + [torch.cuda.Stream() for _ in range(streams - 1)]
+        return print(json.dumps([trial(write, one, st) for st in ss]))
     rot = [placed() for _ in range(SETS)]
     out = {}
     for f, flush in flushes.items():
@@ -91,9 +107,39 @@ def child(name):
     print(json.dumps(out))
 
 
+def gpu_node():
+    try:
+        bus = subprocess.run(["nvidia-smi", "--query-gpu=pci.bus_id", "--format=csv,noheader", "-i", "0"],
+                             capture_output=True, text=True).stdout.strip().lower()
+        return Path(f"/sys/bus/pci/devices/{bus[-12:]}/numa_node").read_text().strip()
+    except (OSError, IndexError):
+        return "?"
+
+
+def launch(names):
+    """--launch: is a process's level its stream's (hardware queue) or the CPU its context was made on?"""
+    cpus = sorted(os.sched_getaffinity(0))
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; CPUs {cpus[0]}-{cpus[-1]}; NUMA nodes: "
+          f"{len(list(Path('/sys/devices/system/node').glob('node[0-9]*')))}, the GPU's: {gpu_node()}")
+    picks = [cpus[i * (len(cpus) - 1) // 3] for i in range(4)] * 2 + [None] * 2
+    for name in names:
+        print(f"\n### {name}: the same trial on the default stream and {STREAMS - 1} new ones (us)\n\n"
+              "| pinned to CPU | per stream | spread | mean |\n|---|---|---|---|")
+        means = []
+        for cpu in picks:
+            ms = json.loads(subprocess.run([sys.executable, __file__, "--child", name, str(STREAMS), str(cpu)],
+                                           capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+            means.append(statistics.mean(ms))
+            print(f"| {cpu} | {' '.join(f'{m:.2f}' for m in ms)} | {100 * (max(ms) / min(ms) - 1):.1f}% | "
+                  f"{means[-1]:.3f} |")
+        print(f"\nCV of the processes' means: {100 * statistics.stdev(means) / statistics.mean(means):.1f}%")
+
+
 def main():
     if sys.argv[1:2] == ["--child"]:
-        return child(sys.argv[2])
+        return child(sys.argv[2], *(int(a) if a != "None" else None for a in sys.argv[3:5]))
+    if sys.argv[1:2] == ["--launch"]:
+        return launch(sys.argv[2:] or ["empty", "relu"])
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; {ROUNDS} rounds a trial, us per call, "
           f"{PROCS} processes per kernel")
     for name in sys.argv[1:] or KERNELS:
