@@ -1,7 +1,7 @@
 """Does where a microsecond kernel's tensors sit in GPU memory set its time? (issue 20's repeat CV)
 
     PYTHONPATH=. python3 bench/placement_probe.py [KERNEL...]   # on a CUDA machine, ~30 s a kernel; a table each
-    PYTHONPATH=. python3 bench/placement_probe.py --launch [KERNEL...]   # the level by stream and by CPU (~1 min)
+    PYTHONPATH=. python3 bench/placement_probe.py --launch [KERNEL...]   # the level by stream and by CPU (~2 min)
 
 Each timed call is made as the evaluator makes it: the L2 flush, the inputs copied in from elsewhere (the judge's
 fill), the GPU hold, then events around the kernel; a trial is the median of ROUNDS such calls. Every process
