@@ -208,17 +208,19 @@ def print_batch(b):
     kern = [r for r in rows if r["kind"] == "kernel"]
     if kern:
         print("\n## repeated evaluations of the corpus's CUDA kernels (CV = stdev / mean over repeats)\n")
-        print("| file | task | statuses | speedups | CV speedup | CV cand ms | cand ms | kind |\n"
-              "|---|---|---|---|---|---|---|---|")
+        print("| file | task | statuses | speedups | CV speedup | CV cand ms | cand ms | ref, cand us per repeat | "
+              "kind |\n|---|---|---|---|---|---|---|---|---|")
         for f in dict.fromkeys(r["file"] for r in kern):
             rs = [r for r in kern if r["file"] == f]
             sp = [r["ratio"] for r in rs if r["ratio"]]
             ms = [r["cand_ms"] for r in rs if r["cand_ms"]]
             cv = (lambda xs: statistics.stdev(xs) / statistics.mean(xs) if len(xs) > 1 else None)
+            sides = "; ".join(  # which side moved between repeats
+                f"{1e3 * r['ref_ms']:.2f}, {1e3 * r['cand_ms']:.2f}" for r in rs if r["cand_ms"] and r["ref_ms"])
             print(f"| {f} | {rs[0]['task']} | {','.join(sorted({r['status'] for r in rs}))} | "
                   f"{' '.join(f'{x:.2f}' for x in sp)} | {fmt(cv(sp) and 100 * cv(sp), '.1f')}% | "
                   f"{fmt(cv(ms) and 100 * cv(ms), '.1f')}% | {fmt(statistics.median(ms) if ms else None)} | "
-                  f"{rs[0]['kind_of_speedup']} |")
+                  f"{sides} | {rs[0]['kind_of_speedup']} |")
     p, wall = b["phases"], b["wall"]
     print(f"\n## throughput: {b['n']} candidates on {len(b['devices'])} device(s) {b['devices']}\n")
     print(f"builds: {p['builds']} distinct sources with an extension ({p['compiled']} compiled, {p['build_failed']} "
