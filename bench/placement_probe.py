@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python3 bench/placement_probe.py [KERNEL...]   # on a CUDA machine, ~30 s a kernel; a table each
     PYTHONPATH=. python3 bench/placement_probe.py --launch [KERNEL...]   # the level by stream and by CPU (~2 min)
+    PYTHONPATH=. python3 bench/placement_probe.py --neighbours [KERNEL...]   # beside other CUDA processes (~1 min)
 
 Each timed call is made as the evaluator makes it: the L2 flush, the inputs copied in from elsewhere (the judge's
 fill), the GPU hold, then events around the kernel; a trial is the median of ROUNDS such calls. Every process
@@ -15,10 +16,14 @@ stdev / mean across processes (same, rot) and the spread (max / min - 1) of move
 --launch (session 34 found the level in the launch: an empty kernel 2.94-3.23 us by process, bench/RESULTS.md §5):
 ten processes, eight of them pinned to one of four CPUs before their CUDA context exists, each timing the `same`
 trial on the default stream and on STREAMS - 1 new ones. Levels that differ by stream within a process would let an
-evaluation average over streams; levels that follow the CPU, a pinning at the worker's start."""
+evaluation average over streams; levels that follow the CPU, a pinning at the worker's start.
+--neighbours: in one process, the `same` trial alone and beside other processes holding a CUDA context (idle,
+stopped), as a session's reference worker sees a new candidate's worker come and go: in session 34 the reference of
+cpu/add_mul moved 7.90 -> 7.07 us between two candidates of one session, one process."""
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -55,10 +60,11 @@ KERNELS = {"ref_add_mul": (lambda a, b, c: (a + b) * c, 3), "fused_add_mul": (fu
            "empty": (lambda x: _nothing[(1,)](x), 1)}  # one block that does nothing: the launch alone
 
 
-def child(name, streams=0, cpu=None):
+def child(name, streams=0, cpu=None, neighbours=0):
     """One fresh process's trials of kernel `name` (JSON on stdout). streams > 0: the `same` trial on the default
     stream and on streams - 1 new ones, each its own trial, with this process first pinned to cpu (before its CUDA
-    context exists: where the driver puts the context's host memory)."""
+    context exists: where the driver puts the context's host memory). neighbours: the `same` trial as other
+    processes with a CUDA context come, stop and go (with_neighbours)."""
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
     fn, k = KERNELS[name]
@@ -99,12 +105,38 @@ def child(name, streams=0, cpu=None):
     if streams:
         ss = [None] + [torch.cuda.Stream() for _ in range(streams - 1)]
         return print(json.dumps([trial(write, one, st) for st in ss]))
+    if neighbours:
+        return print(json.dumps(with_neighbours(lambda: trial(write, one))))
     rot = [placed() for _ in range(SETS)]
     out = {}
     for f, flush in flushes.items():
         out[f] = {"same": trial(flush, one), "rot": trial(flush, rot),
                   "moved": [trial(flush, [placed()]) for _ in range(MOVED)]}
     print(json.dumps(out))
+
+
+NEIGHBOUR = "import time, torch; torch.zeros(1, device='cuda'); print('up', flush=True); time.sleep(900)"
+
+
+def with_neighbours(trial, cycles=3):
+    """[(state, trial's median)]: alone, beside one idle process holding a CUDA context (as a candidate's worker
+    between calls), beside it stopped (as during the reference's calls), beside two, alone again; `cycles` times."""
+    out = []
+    for _ in range(cycles):
+        out.append(("alone", trial()))
+        procs = []
+        for state in ("1 idle", "1 stopped", "2, one stopped"):
+            if state != "1 stopped":
+                procs.append(subprocess.Popen([sys.executable, "-c", NEIGHBOUR], stdout=subprocess.PIPE, text=True))
+                procs[-1].stdout.readline()  # its context exists
+            else:
+                procs[0].send_signal(signal.SIGSTOP)
+            out.append((state, trial()))
+        for p in procs:
+            p.kill()
+            p.wait()
+    out.append(("alone", trial()))
+    return out
 
 
 def gpu_node():
@@ -137,7 +169,14 @@ def launch(names):
 
 def main():
     if sys.argv[1:2] == ["--child"]:
-        return child(sys.argv[2], *(int(a) if a != "None" else None for a in sys.argv[3:5]))
+        return child(sys.argv[2], *(int(a) if a != "None" else None for a in sys.argv[3:6]))
+    if sys.argv[1:2] == ["--neighbours"]:
+        for name in sys.argv[2:] or ["empty", "ref_add_mul"]:
+            got = json.loads(subprocess.run([sys.executable, __file__, "--child", name, "0", "None", "1"],
+                                            capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+            print(f"\n### {name} beside other CUDA processes (us)\n\n| state | median |\n|---|---|")
+            print("\n".join(f"| {state} | {ms:.2f} |" for state, ms in got))
+        return
     if sys.argv[1:2] == ["--launch"]:
         return launch(sys.argv[2:] or ["empty", "relu"])
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; {ROUNDS} rounds a trial, us per call, "
