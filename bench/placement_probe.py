@@ -128,7 +128,8 @@ def with_neighbours(trial, cycles=3):
         for state in ("1 idle", "1 stopped", "2, one stopped"):
             if state != "1 stopped":
                 procs.append(subprocess.Popen([sys.executable, "-c", NEIGHBOUR], stdout=subprocess.PIPE, text=True))
-                procs[-1].stdout.readline()  # its context exists
+                if procs[-1].stdout.readline() != "up\n":  # its context exists
+                    raise RuntimeError("a neighbour process did not start its CUDA context")
             else:
                 procs[0].send_signal(signal.SIGSTOP)
             out.append((state, trial()))
