@@ -9,6 +9,8 @@
 #                                         # min): corpus honest+failures (build patterns first), the hacks, identity +
 #                                         # CV, the CV kernels again unpinned (the A/B; after identity: cached)
 #   bash bench/gpu_session.sh baselines   # eager and torch.compile time of every level task (issue 7)
+#   bash bench/gpu_session.sh probe       # issue 20's CV: a microsecond kernel's level beside other CUDA processes,
+#                                         # by stream and by CPU (bench/placement_probe.py --neighbours, --launch)
 #   bash bench/gpu_session.sh mix         # issue 20: an RL step's batch from the stage-1 data, candidates an hour
 #   bash bench/gpu_session.sh demo        # issue 10, run M: bench/demo_cuda data afresh, sft, ssl (~7 min), then
 #   bash bench/gpu_session.sh demo_rl     # on the same warm machine: rl plain vs contrastive, one arm per GPU
@@ -66,6 +68,11 @@ identity) step identity 560 $GE --corpus '' --repeats 2 --identity 'level1/*,lev
 unpinned) step kernels_unpinned 400 $GE --corpus '' --repeats 2 --identity '' --no-pin-cpus \
             --out $OUT/kernels_unpinned.json ;;  # the CV A/B against `identity`'s kernels: the timed rounds unpinned
 esac
+}
+
+probe() {  # issue 20's CV: what moves a microsecond kernel's level (bench/placement_probe.py; ~3 min)
+PYTHONPATH=. step neighbours 150 python3 bench/placement_probe.py --neighbours
+PYTHONPATH=. step launch 240 python3 bench/placement_probe.py --launch
 }
 
 mix() {  # issue 20: a batch like an RL step's (8 tasks x 8 of bench/real's stage-1 candidates, reference copies
@@ -293,4 +300,4 @@ pack() {  # the device brings back 8 files: all of $OUT but the ckpt.pt files in
     mv /tmp/pack.tgz .)
 }
 
-"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|baselines|mix|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real|ssl_real|sftc_real|rl_real|rl_arms|pack}" "${@:2}"
+"${1:?usage: bash bench/gpu_session.sh smoke|proof|round2|probe|baselines|mix|demo|demo_rl|policy|gen_speed|stage1|measure|sft_real|ssl_real|sftc_real|rl_real|rl_arms|pack}" "${@:2}"
