@@ -72,6 +72,7 @@ def child(name, streams=0, cpu=None, neighbours=0):
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     buf = torch.empty(max(2 * l2, 64 << 20) // 4, device="cuda")
     hold, ev = E._gpu_hold("cuda"), [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+
     def write():
         for _ in range(max(1, (4 << 30) // (4 * buf.numel()))):
             buf.zero_()
@@ -101,7 +102,7 @@ def child(name, streams=0, cpu=None, neighbours=0):
         return statistics.median(ts)
 
     one = [placed()]
-    trial(flushes["write"], one)  # warm-up: Triton's first launches
+    trial(write, one)  # warm-up: Triton's first launches
     if streams:
         ss = [None] + [torch.cuda.Stream() for _ in range(streams - 1)]
         return print(json.dumps([trial(write, one, st) for st in ss]))
@@ -140,6 +141,13 @@ def with_neighbours(trial, cycles=3):
     return out
 
 
+def run_child(*args):
+    """The JSON a fresh process of child(*args) prints."""
+    out = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
 def gpu_node():
     try:
         bus = subprocess.run(["nvidia-smi", "--query-gpu=pci.bus_id", "--format=csv,noheader", "-i", "0"],
@@ -160,8 +168,7 @@ def launch(names):
               "| pinned to CPU | per stream | spread | mean |\n|---|---|---|---|")
         means = []
         for cpu in picks:
-            ms = json.loads(subprocess.run([sys.executable, __file__, "--child", name, str(STREAMS), str(cpu)],
-                                           capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+            ms = run_child(name, STREAMS, cpu)
             means.append(statistics.mean(ms))
             print(f"| {cpu} | {' '.join(f'{m:.2f}' for m in ms)} | {100 * (max(ms) / min(ms) - 1):.1f}% | "
                   f"{means[-1]:.3f} |")
@@ -173,8 +180,7 @@ def main():
         return child(sys.argv[2], *(int(a) if a != "None" else None for a in sys.argv[3:6]))
     if sys.argv[1:2] == ["--neighbours"]:
         for name in sys.argv[2:] or ["empty", "ref_add_mul"]:
-            got = json.loads(subprocess.run([sys.executable, __file__, "--child", name, "0", "None", "1"],
-                                            capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+            got = run_child(name, 0, None, 1)
             print(f"\n### {name} beside other CUDA processes (us)\n\n| state | median |\n|---|---|")
             print("\n".join(f"| {state} | {ms:.2f} |" for state, ms in got))
         return
@@ -183,8 +189,7 @@ def main():
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}; {ROUNDS} rounds a trial, us per call, "
           f"{PROCS} processes per kernel")
     for name in sys.argv[1:] or KERNELS:
-        runs = [json.loads(subprocess.run([sys.executable, __file__, "--child", name], capture_output=True,
-                                          text=True, check=True).stdout.splitlines()[-1]) for _ in range(PROCS)]
+        runs = [run_child(name) for _ in range(PROCS)]
         print(f"\n### {name}\n\n| flush | same: per process | CV | rot: per process | CV | moved: spread in a "
               "process (median, max) |\n|---|---|---|---|---|---|")
         for f in runs[0]:
