@@ -1217,8 +1217,8 @@ def _unpin(pins):
 def _precise_enough(clock, precision):
     """Is the speedup known within +-precision? 95% confidence from the rounds' paired log ratios of the precise
     clocks (1.96 x their standard error), if the precise clock is what the candidate is charged so far; a wider
-    clock's bound that decides is a median over the rounds so far, which a few rounds move (bench/RESULTS.md, §4):
-    then the time budget decides. precision 0: never (the time budget and max_rounds decide)."""
+    clock's bound that decides is a level (_level) over the rounds so far, which a few rounds move (bench/RESULTS.md,
+    §4): then the time budget decides. precision 0: never (the time budget and max_rounds decide)."""
     if not precision or len(clock["ref"]) < 2:
         return False
     r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
@@ -1522,14 +1522,14 @@ def charge(clock, slack=0.02, rel=(0.05, 0.03)):
     >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
     (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
     """
-    med, ref, cand = _level, clock["ref"], clock["cand"]
-    ref_ms, bounds = med([e for e, _, _ in ref]), []
+    ref, cand = clock["ref"], clock["cand"]
+    ref_ms, bounds = _level([e for e, _, _ in ref]), []
     for c, share in zip((1, 2), rel):  # the worker's clock, the judge's
         over = torch.tensor([x[c] - x[0] for x in ref], dtype=torch.float64)
-        q = over.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
-        allow = max(slack * ref_ms, share * med(over.tolist()), 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
-        bounds.append(med([x[c] for x in cand]) - med(over.tolist()) - allow)
-    cand_ms = max(med([e for e, _, _ in cand]), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
+        q, over_ms = over.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64)), _level(over.tolist())
+        allow = max(slack * ref_ms, share * over_ms, 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
+        bounds.append(_level([x[c] for x in cand]) - over_ms - allow)
+    cand_ms = max(_level([e for e, _, _ in cand]), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
     return ref_ms, cand_ms, _spread([e for e, _, _ in ref])[0], _spread([e for e, _, _ in cand])[0]
 
 
