@@ -1812,9 +1812,11 @@ class Worker:
             r.copy_(o)
         _device_sync(self.device)
         ms = (_perf() - t0) * 1e3 - held  # the worker's clock: forward, the synchronize, the guard, the copy-out
+        # threads this call started, still running: counted before the probe's wait (counted after it, a thread that
+        # woke during the probe's first comparison and exited was missed: session 36, H100)
+        started = sum(t.is_alive() and t not in threads for t in threading.enumerate())
         if probe:
             self._probe(outs, snap)
-        started = sum(t.is_alive() and t not in threads for t in threading.enumerate())  # by this call, still running
         return precise, ms, alias, started
 
     def _guard(self):
@@ -1834,15 +1836,17 @@ class Worker:
             raise Verdict("rejected", "monkeypatch", f"forward replaced {', '.join(sorted(changed)[:8])}")
 
     def _probe(self, outs, snap):
-        """On correctness calls: is the output still changing after forward returned?"""
-        if self.cuda and any(s is not None and not _same(s, o) for s, o in zip(snap, outs)):
-            raise Verdict("rejected", "side_stream", "the output was still being written after forward returned and "
-                          "its stream finished: work on another stream is not joined to the current stream")
+        """On correctness calls: is the output still changing after forward returned? A change after the full
+        synchronize (self.recv was copied after it) comes from the host, so it is asked first: a thread that queues
+        work was labelled side_stream when its writes landed just before that synchronize (session 36, H100)."""
         time.sleep(0.02)
         _device_sync(self.device)
         if any(not _same(r, o) for r, o in zip(self.recv, outs)):
             raise Verdict("rejected", "background_thread", "the output changed after forward returned: work "
                           "continues in the background")
+        if self.cuda and any(s is not None and not _same(s, r) for s, r in zip(snap, self.recv)):
+            raise Verdict("rejected", "side_stream", "the output was still being written after forward returned and "
+                          "its stream finished: work on another stream is not joined to the current stream")
 
     def profile(self, b):
         """What one call runs: aten ops (name -> count), GPU kernel names, calls into the module's own builds."""
