@@ -17,6 +17,12 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111)
     3. A "cpu" device swaps CUDA guidance for C++/PyTorch guidance so the whole loop can run without a GPU.
     4. The plain prompt (stages 1-2 and the no-contrast ablation) is the same text minus the exemplars and with
        the analysis asked about the reference alone.
+    5. Which variants are shown is rl.draw_variants' rule, the same for stage 3 and for sft's contrastive prompts:
+       never the task's best (the paper's sampler favours it), none longer than --exemplar-max-chars (6,000, about
+       1,700 tokens: the stage-1 variants' 90th percentile is 5,400 characters). Shown its best, a small model had
+       nothing it knew to write; shown slower variants, it can answer with a faster one it learnt.
+    6. sft's contrastive targets answer the analysis with compare_variants: the shown variants' scores and what
+       their code runs, derived from the code (kernels by name, the ops its forward calls), not a stock sentence.
 """
 import os
 import re
@@ -96,6 +102,72 @@ def build_prompt(ref_src, exemplars=(), device="cuda", contrastive=True):
                  "`class ModelNew(nn.Module)` with the same `__init__` and `forward` signatures as `Model` "
                  "(imports included; do not redefine `get_inputs` or `get_init_inputs`).")
     return "\n\n".join(parts) + "\n"
+
+# ---------------------------------------------------------------------------- compare (sft targets' analyses)
+
+KERNEL = re.compile(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\([^)]*\)\s+)?(?:void\s+)?(\w+)\s*\(")
+TORCH_OP = re.compile(r"\b(?:torch|F|functional)\.(\w+)\s*\(|\.(\w+)\(")
+FORWARD = re.compile(r"^([ \t]*)def forward\(.*?(?=^\1(?:def|class) |^\S|\Z)", re.M | re.S)
+BOUND = re.compile(r"functions\s*=\s*\[([^\]]*)\]")
+NOT_OPS = {"forward", "__init__", "contiguous", "size", "dim", "shape", "view", "item", "numel", "stride", "float",
+           "to", "cuda", "cpu", "data_ptr", "empty", "empty_like", "append", "format", "get", "load", "no_grad"}
+
+
+def _ops(code):
+    """The ops a program runs per call: its custom kernels (by name) and the tensor ops its forward calls."""
+    forward = FORWARD.search(code)
+    calls = TORCH_OP.findall(forward.group(0)) if forward else []
+    bound = set(re.findall(r"[\w]+", " ".join(BOUND.findall(code))))  # the extension's functions: its kernels' hosts
+    ops = [a or b for a, b in calls if (a or b) not in NOT_OPS | bound and not (a or b).startswith("_")]
+    return list(dict.fromkeys(KERNEL.findall(code))), list(dict.fromkeys(ops))
+
+
+def describe_code(code):
+    """What a program runs, in a phrase: 'runs 1 custom CUDA kernel (fused_relu)' or 'runs PyTorch ops (matmul, relu)'."""
+    kernels, ops = _ops(code)
+    if kernels:
+        return f"runs {len(kernels)} custom CUDA kernel{'s' * (len(kernels) > 1)} ({', '.join(kernels)})"
+    if "load_inline" in code:
+        return "runs its own C++ extension" + (f" beside {', '.join(ops)}" if ops else "")
+    return f"runs PyTorch ops ({', '.join(ops)})" if ops else "runs PyTorch code"
+
+
+def what_changes(slow, fast):
+    """What the faster of two programs does differently, in a phrase ('' when their code shows no difference)."""
+    (k_slow, o_slow), (k_fast, o_fast) = _ops(slow), _ops(fast)
+    said = []
+    if set(k_fast) - set(k_slow):
+        said.append(f"it runs its own kernel{'s' * (len(set(k_fast) - set(k_slow)) > 1)} "
+                    f"({', '.join(k for k in k_fast if k not in k_slow)})")
+    if set(o_slow) - set(o_fast):
+        said.append(f"it no longer calls {', '.join(o for o in o_slow if o not in o_fast)}")
+    if len(k_fast) + len(o_fast) < len(k_slow) + len(o_slow):
+        said.append(f"it launches fewer ops per call ({len(k_fast) + len(o_fast)} instead of {len(k_slow) + len(o_slow)}"
+                    "), so fewer passes over memory")
+    return "; ".join(said)
+
+
+def compare_variants(shown, target_code=None):
+    """The performance analysis of an sft target under a contrastive prompt: the shown variants (slowest first) compared
+    by their measured scores and by what their code runs, and what the target does beyond the fastest of them.
+
+    Example: [(torch.relu(x) + 0, 0.8), (a kernel relu_k, 1.5)] ->
+        'Variant 1 (0.80x) runs PyTorch ops (relu). Variant 2 (1.50x) runs 1 custom CUDA kernel (relu_k). Variant 2 is
+         1.88x as fast as variant 1: it runs its own kernel (relu_k); it no longer calls relu. ...'
+    """
+    shown = [_code_and_score(e) for e in shown]
+    said = [f"Variant {i} ({s:.2f}x) {describe_code(c)}." for i, (c, s) in enumerate(shown, 1)]
+    if len(shown) > 1:
+        (slow, s0), (fast, s1) = shown[0], shown[-1]
+        if s1 <= s0 * 1.02:  # within timing noise
+            said.append(f"Variants 1 and {len(shown)} are about as fast as each other.")
+        else:
+            why = what_changes(slow, fast)
+            said.append(f"Variant {len(shown)} is {s1 / s0:.2f}x as fast as variant 1{': ' + why if why else ''}.")
+    if target_code is not None and shown:
+        why = what_changes(shown[-1][0], target_code)
+        said.append(f"To be faster than all of them: {why or 'the same ops, each doing less work'}.")
+    return " ".join(said)
 
 
 # ---------------------------------------------------------------------------- render

@@ -8,9 +8,10 @@
 --stage rl       (default) contrastive RL; --init-from DIR starts any stage from an earlier one's weights and database
 
 What the RL stage does, each step
-    pick tasks -> contrastive prompts (reference + 2 scored variants from the run's exemplar database) -> G sampled
-    completions per prompt -> ONE evaluator call for all of them (speedups above 3x evaluated again, the lower kept;
-    near-1 ones rounded to 1) -> speedup rewards (normalised, clipped) -> group advantages -> GRPO update (mu passes
+    pick tasks -> contrastive prompts (reference + 2 scored variants from the run's exemplar database, never the
+    task's best) -> G sampled completions per prompt -> ONE evaluator call for all of them (speedups above 3x
+    evaluated again, the lower kept; near-1 ones rounded to 1) -> speedup rewards -> group advantages (and the
+    step's group-variance diagnostic: how many groups carry a signal) -> GRPO update (mu passes
     of `minibatches` AdamW steps, each over grad_accum micro-batches) -> correct codes into the database (a code seen
     before: its measurements combined) -> one log line -> checkpoint. The run folder (--out) gets config.json,
     log.jsonl, samples.jsonl (every sample: its reply and verdict), exemplars.jsonl, ckpt.pt, best/<task>.py (the
@@ -42,22 +43,27 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
        cannot act, so --eps-low/--eps-high are refused there; --minibatches M makes it PPO's mini-batches (every
        pass after the first in a fresh order, drawn from (seed, step)).
     3. Each task's reference seeds its database at score 1.0, so even step 1 prompts are contrastive.
-    4. Rewards are normalised over the whole step (all tasks' samples together), then clipped (k = 1.5, in units of
-       the step's std), then normalised again within each group as GRPO advantages, which undoes the step's scaling
-       within a group: with --std-normalize the step normalisation only decides where the clip bites. With
-       --no-reward-normalize rewards are the raw speedups, not clipped. --adv-std-floor (ours, 0 = off) divides a
-       group by at least that std, so timing noise cannot earn a win's advantages.
+    4. Rewards are the raw speedups (failures fail_reward), and the group advantages divide by at least
+       --adv-std-floor 0.05 (ours), so timing noise cannot earn a win's advantages: inside a group the advantages keep
+       the speedups' order (rewards_of). The paper's shape, --reward-normalize: normalised over the whole step, then
+       clipped (--reward-clip 1.5, in units of the step's std); on a small model's steps that clip gave a 0.89x and a
+       1.19x sample the same advantage.
     5. Sampling uses temperature/top_p only (the model's own top_k / repetition penalty are switched off) and the
        loss scores tokens under the same temperature, so ratios compare the distribution that was sampled.
     6. Weights stay fp32 with bf16 autocast on CUDA: AdamW steps of lr 1e-6 vanish when added to bf16 weights.
        With --lora-rank R (ours; the paper fine-tunes every weight) the base is frozen in bf16 and only the adapters
-       (fp32) train; the KL anchor is then the base with the adapters off.
+       (fp32) train. The KL anchor (beta > 0) is the policy the stage started from: with LoRA its adapters at the
+       start, frozen (OUT/anchor.pt), not the base with adapters off (the pre-sft model).
     7. --device cpu runs the whole loop without a GPU: CPU tasks, C++/PyTorch candidates timed by wall clock.
-    8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights).
+    8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights); --no-update
+       skips every update (rollouts, rewards and the log only: a start's groups checked before steps are spent).
     9. Fine-tuning (sft, ssl) is the mean negative log-likelihood over completion tokens (prompt masked), at
        temperature 1; the records' order is reshuffled per epoch from (seed, epoch). --sft-contrastive (ours, off)
-       also trains each record under a contrastive prompt (its exemplars never its own code); --init-from
-       continues the AdamW moments (also for a resume that finds no checkpoint yet).
+       also trains each record under a contrastive prompt, its variants drawn by stage 3's rule (draw_variants) below
+       the record's speedup, its analysis comparing them. Every working record of --data goes into the exemplar
+       database, also those --sft-min-speedup leaves out of training. --init-from continues the AdamW moments when
+       its stage trained the same objective (sft, ssl: likelihood; rl: policy gradient), else AdamW starts fresh
+       (--optimizer-state keep|fresh decides instead).
    10. Identical codes of one step are evaluated once and share that result (a small policy repeats itself).
    11. Speedups are handled as the paper's timer does, before rewards and scores (measure): within --round-to-one
        (0.02: identical code scored within +-2% on an H200) of 1 they count as 1; above --recheck-above (3.0) the
@@ -96,7 +102,7 @@ from tqdm import tqdm
 
 import evaluator
 from cudal1 import ExemplarDB, compute_rewards, group_advantages, grpo_loss, sample_exemplars
-from prompts import ANSWER_CUE, build_prompt, extract_code, render
+from prompts import ANSWER_CUE, build_prompt, compare_variants, extract_code, render
 
 # ---------------------------------------------------------------------------- config
 
@@ -125,20 +131,22 @@ class Config:
     bucket_width: float = 0.5         # score bucket width for exemplar sampling
     tau: float = 1.0                  # softmax temperature over bucket mean scores
     exemplar_mode: str = "contrastive"  # contrastive|random|best: how variants are drawn from the database
+    exemplar_max_chars: int = 6000    # a variant longer than this is never shown (prompts stay short; 0 = no cap)
     fail_reward: float = 0.0          # reward of a failed candidate (compile/runtime error, wrong, timeout, rejected)
     copy_reward: str = "fail"         # reward of a reference copy (same_as_reference): a number, or fail = fail_reward
     log_speedup: bool = False         # reward log(speedup) instead of speedup (needs fail_reward < 0)
     round_to_one: float = 0.02        # speedups within this of 1 count as 1 (identical code: +-2% on an H200)
     recheck_above: float = 3.0        # a speedup above this is evaluated again, the lower of the two kept (0 = off)
-    reward_normalize: bool = True     # (r - mean) / std over the step's rewards (off: raw rewards, never clipped)
-    reward_clip: float = 1.5          # clip normalised rewards to [-k, k] (0 = no clip)
+    reward_normalize: bool = False    # (r - mean) / std over the step's rewards, then the clip (the paper's shape)
+    reward_clip: float = 1.5          # clip normalised rewards to [-k, k] (0 = no clip; acts with --reward-normalize)
     std_normalize: bool = True        # divide group advantages by the group std (off = Dr. GRPO)
-    adv_std_floor: float = 0.0        # group advantages divide by at least this std (rewards' units; 0 = off)
+    adv_std_floor: float = 0.05       # group advantages divide by at least this std (rewards' units; 0 = off)
     loss_variant: str = "grpo"        # grpo|dapo|drgrpo: how per-token losses are averaged
     lora_rank: int = 0                # LoRA adapters of this rank on the attention and MLP projections (0 = train all)
     lora_alpha: float = 32.0          # LoRA scale alpha / rank
     lora_targets: str = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"  # the projections LoRA adapts
     lr: float = 1e-6                  # AdamW learning rate
+    optimizer_state: str = "auto"     # auto|keep|fresh: --init-from's AdamW moments (auto: kept for the same objective)
     weight_decay: float = 0.0         # AdamW weight decay
     beta: float = 0.0                 # KL penalty to the initial policy (0 = no reference model loaded)
     eps_low: float = 0.2              # ratio clip below: 1 - eps_low
@@ -147,6 +155,7 @@ class Config:
     minibatches: int = 1              # AdamW steps per pass: the batch's samples split in M (old log-probs: before all)
     grad_accum: int = 8               # micro-batches per optimizer step (memory, not maths)
     max_grad_norm: float = 1.0        # clip the gradient norm (0 = off)
+    update: bool = True               # rl: take the GRPO update (off: sample, evaluate, reward and log the steps only)
     eval_timeout: float = 60.0        # seconds one call of a candidate may take before it is a timeout
     eval_build_timeout: float = 900.0  # seconds a candidate's C++/CUDA build may take
     eval_time_budget: float = 1.0     # seconds of timed calls per side, after the evaluator's minimum rounds
@@ -167,7 +176,7 @@ class Config:
 
 CHOICES = {"stage": ("collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
            "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best"),
-           "gen_cache": ("auto", "dynamic", "static", "graphs")}
+           "gen_cache": ("auto", "dynamic", "static", "graphs"), "optimizer_state": ("auto", "keep", "fresh")}
 DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
 FETCHED = Path.home() / ".cache" / "cudal1" / "models"  # bench/fetch_model.py's offline GGUFs, the preferred first:
 OFFLINE_MODELS = ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
@@ -196,7 +205,7 @@ def check_config(cfg):
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
     for name in ("lora_rank", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
                  "round_to_one", "eval_time_budget", "eval_precision", "eval_jobs", "ssl_tasks",
-                 "ckpt_every", "sft_min_speedup"):  # checked here, before the run folder exists
+                 "ckpt_every", "sft_min_speedup", "exemplar_max_chars"):  # checked here, before the run folder exists
         if getattr(cfg, name) < 0:
             raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
     for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout", "lora_alpha", "eval_tol"):
@@ -295,7 +304,27 @@ def resolve_config(cfg, given=None):
     cfg = inherit_lora(cfg, earlier, given)
     if "model" in earlier and not cfg.model:  # the model whose weights the earlier stage trained
         cfg = replace(cfg, model=earlier["model"])
-    return cfg if cfg.model else choose_policy(cfg, given)
+    return resolve_optimizer_state(cfg if cfg.model else choose_policy(cfg, given))
+
+
+OBJECTIVES = {"collect": "likelihood", "sft": "likelihood", "ssl": "likelihood", "rl": "policy gradient"}
+
+
+def resolve_optimizer_state(cfg):
+    """optimizer_state 'auto' decided, so that config.json says what happened: AdamW's moments carry over from
+    --init-from ('keep') when its stage trained the same objective as this one (OBJECTIVES), else AdamW starts
+    'fresh'; with no --init-from, 'fresh'. Why: within one objective the moments are the step sizes the weights were
+    trained with (a fresh AdamW's first steps move every weight by about lr: that broke the demo's sft policy in ssl);
+    across objectives the first moment points the old objective's way: after sft it was 74% of an RL update, at right
+    angles to the RL gradient (bench/RESULTS.md)."""
+    if not cfg.init_from:
+        return replace(cfg, optimizer_state="fresh") if cfg.optimizer_state == "auto" else cfg
+    if cfg.optimizer_state != "auto":
+        return cfg
+    path = Path(cfg.init_from) / "config.json"
+    earlier = json.loads(path.read_text()).get("stage") if path.is_file() else None
+    same = earlier is None or OBJECTIVES.get(earlier) == OBJECTIVES[cfg.stage]  # (no stage known: as before)
+    return replace(cfg, optimizer_state="keep" if same else "fresh")
 
 
 def needs_init_from(cfg):
@@ -491,17 +520,44 @@ def add_lora(model, rank, alpha, seed, targets, base_dtype=torch.float32):
     return model
 
 
+def kl_anchor(cfg, model, start):
+    """The KL term's reference (beta > 0): the policy this stage started from, frozen; None when beta = 0.
+    With LoRA, a copy of the adapters at the stage's start ({name: tensor}, kept in OUT/anchor.pt so that a resume
+    anchors to the same start); the base with adapters off would be the pre-sft model, which writes no working code.
+    With full weights, a second model with the starting weights (--init-from's checkpoint, else --model's)."""
+    if cfg.beta == 0:
+        return None
+    if not cfg.lora_rank:
+        anchor = load_policy(cfg)[0].requires_grad_(False)
+        if cfg.init_from:
+            where = Path(cfg.init_from) / "ckpt.pt"
+            load_weights(anchor, torch.load(where, map_location=cfg.device, weights_only=False)["model"], where)
+        return anchor
+    path = Path(cfg.out) / "anchor.pt"
+    if start > 1 and path.is_file():
+        return torch.load(path, map_location=cfg.device, weights_only=True)
+    adapters = {k: v.detach().clone() for k, v in saved_weights(model).items()}
+    if is_main():
+        torch.save(adapters, path)
+    return adapters
+
+
 @contextmanager
-def adapters_off(model):
-    """The base model, for the KL anchor: every adapter skipped inside (a no-op for a model without adapters)."""
-    adapted = [m for m in model.modules() if hasattr(m, "lora_a")]
-    for m in adapted:
-        m.lora_on = False
+def scored_by(model, anchor):
+    """The model that scores the KL reference: `anchor` itself (full weights), or `model` with the anchor's adapters
+    swapped in for the time inside (LoRA: no second copy of the base)."""
+    if not isinstance(anchor, dict):
+        yield anchor
+        return
+    params = dict(model.named_parameters())
+    own = {k: params[k].data for k in anchor}
+    for k, v in anchor.items():
+        params[k].data = v
     try:
         yield model
     finally:
-        for m in adapted:
-            m.lora_on = True
+        for k, v in own.items():
+            params[k].data = v
 
 
 @contextmanager
@@ -547,16 +603,19 @@ def load_weights(model, state, where):
 
 
 def continue_optimizer(cfg, opt):
-    """With --init-from: AdamW's moments from its checkpoint (when it kept them; bench/demo/policy keeps weights
-    only), at this run's lr and weight decay. A fresh AdamW's first step moves every weight by lr whatever its
-    gradient: one such step at lr 3e-4 took the demo's sft policy from a loss of 0.0015 to 0.017 per token on its
-    own training data, and after ssl's two it wrote no working code; with the moments kept, 0.0017 (RESULTS, 8)."""
+    """With --init-from and optimizer_state 'keep': AdamW's moments from its checkpoint (when it kept them;
+    bench/demo/policy keeps weights only), at this run's lr and weight decay; returns whether they were loaded.
+    A fresh AdamW's first step moves every weight by lr whatever its gradient: one such step at lr 3e-4 took the
+    demo's sft policy from a loss of 0.0015 to 0.017 per token on its own training data, and after ssl's two it
+    wrote no working code; with the moments kept, 0.0017 (bench/RESULTS.md)."""
     # mmap: only the moments are read (initial_policy read the weights); load_state_dict moves them to the weights'
     state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location="cpu", mmap=True, weights_only=False)  # ours
     if "optim" in state and len(state["optim"]["param_groups"][0]["params"]) == len(opt.param_groups[0]["params"]):
         opt.load_state_dict(state["optim"])  # (fresh adapters on an earlier stage's full weights start afresh)
         for group in opt.param_groups:
             group.update(lr=cfg.lr, weight_decay=cfg.weight_decay)
+        return True
+    return False
 
 
 @contextmanager
@@ -715,15 +774,28 @@ def build_prompts(cfg, db, batch, step, tok):
     """One rendered prompt per task: reference + n_exemplars variants drawn from the database (or plain)."""
     prompts = []
     for name, ref in batch:
-        shown = draw_variants(cfg, db.entries(name), seed_for(cfg, step, name)) if cfg.contrastive else ()
+        shown = draw_variants(cfg, db, name, seed_for(cfg, step, name)) if cfg.contrastive else ()
         prompts.append(render(build_prompt(ref, shown, device=cfg.device, contrastive=cfg.contrastive), tok))
     return prompts
 
 
-def draw_variants(cfg, entries, seed):
-    """The n_exemplars entries a contrastive prompt shows (Exemplars), each code without its stage-1 intent
-    label: the measured score is what the prompt says of it (the 1.5B copied "faster (hoped):" into its designs)."""
-    shown = sample_exemplars(entries, cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
+def draw_variants(cfg, db, task, seed, below=None, excluding=None):
+    """The n_exemplars entries (Exemplars) a contrastive prompt shows, by ONE rule for stage 3 and for sft's
+    contrastive prompts, so that sft trains the question stage 3 asks: the task's entries scored below `below`
+    (default: the task's best score, so never the best nor a tie of it), none longer than exemplar_max_chars, drawn
+    by exemplar_mode from `seed`; excluding: a code left out. Each code comes without its stage-1 intent label: the
+    measured score is what the prompt says of it (the 1.5B copied "faster (hoped):" into its designs).
+    Why never the best: the prompt asks for a version faster than all it shows. Shown the best, a policy has nothing
+    it knows to write (shown its best or a tie in 21 of 24 prompts, the 1.5B wrote 0 correct of 133 CUDA replies);
+    shown slower ones, the faster variants it learnt in sft answer it, and a group that writes several of them gives
+    GRPO a choice of speeds.
+
+    Example: scores 1.0 (the reference), 0.7, 1.3, 2.1 -> drawn from 1.0, 0.7, 1.3; with below=1.3: from 1.0, 0.7.
+    """
+    top = max((e.score for e in db.entries(task)), default=0.0) if below is None else below
+    pool = [e for e in db.entries(task, excluding=excluding) if e.score < top
+            and (not cfg.exemplar_max_chars or len(unlabelled(e.code)) <= cfg.exemplar_max_chars)]
+    shown = sample_exemplars(pool, cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
                              mode=cfg.exemplar_mode, rng=np.random.default_rng(seed))
     return [replace(e, code=unlabelled(e.code)) for e in shown]
 
@@ -936,11 +1008,44 @@ def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None, phases=None):
         raw = np.array([x for (name, _), r in zip(batch, rollouts) for x in reward_fn(name, r["texts"])], dtype=float)
         return [], raw, raw
     results = measure(cfg, batch, rollouts, phases=phases)
+    return (results, *rewards_of(cfg, results))
+
+
+def rewards_of(cfg, results):
+    """(raw rewards (N,), training rewards (N,)) of results: raw = speedup, fail_reward or copy_reward; training =
+    raw (the default: with group advantages they keep the speed order), or the paper's shape with
+    --reward-normalize: normalised over the step, then clipped to +-reward_clip of its std.
+    Why raw by default: normalised over a step and clipped at 1.5 std, the clip bound at 0.75x-1.27x on the 1.5B's
+    steps, and a correct 0.89x got the advantage of its group's 1.19x samples: what was trained was the pass rate.
+
+    Example (fail_reward 0, groups of 4, the defaults): [fail, 0.89, 1.19, 1.5] -> advantages [-1.60, -0.01, 0.53,
+    1.08]; under the paper's shape, beside two groups of failures, 1.19 and 1.5 both get 0.72.
+    """
     copy_reward = cfg.fail_reward if cfg.copy_reward == "fail" else float(cfg.copy_reward)
     kw = dict(fail_reward=cfg.fail_reward, copy_reward=copy_reward, log_speedup=cfg.log_speedup)
     clip = cfg.reward_clip if cfg.reward_normalize else None  # k is in units of the step's std: raw ones stay raw
-    return (results, compute_rewards(results, normalize=False, clip=None, **kw),
+    return (compute_rewards(results, normalize=False, clip=None, **kw),
             compute_rewards(results, normalize=cfg.reward_normalize, clip=clip, **kw))
+
+
+def advantages_of(cfg, rewards):
+    """GRPO's group advantages (B * G,) of the step's training rewards (B * G,)."""
+    return group_advantages(torch.tensor(rewards).view(-1, cfg.group_size),  # (B, G)
+                            std_normalize=cfg.std_normalize, std_floor=cfg.adv_std_floor).flatten().float()
+
+
+def group_signal(cfg, adv, results):
+    """The step's group-variance diagnostic: groups, those with a non-zero advantage (GRPO learns from them alone),
+    those whose correct samples differ in speed by more than the timing noise (round_to_one; None without results),
+    and the flat ones, whose zero advantages move nothing (skipped)."""
+    groups = adv.view(-1, cfg.group_size)  # (B, G)
+    signal = int((groups != 0).any(1).sum())
+    speed = None
+    if results:
+        G = cfg.group_size
+        fast = [[r.speedup for r in results[i:i + G] if is_success(r) and r.speedup] for i in range(0, len(results), G)]
+        speed = sum(len(s) > 1 and max(s) > min(s) * (1 + cfg.round_to_one) for s in fast)
+    return dict(groups=len(groups), groups_signal=signal, groups_speed=speed, groups_flat=len(groups) - signal)
 
 # ---------------------------------------------------------------------------- loop: loss and update
 
@@ -989,7 +1094,7 @@ def optimizer_step(cfg, model, opt):
     return float(norm)
 
 
-def update(cfg, model, ref_model, opt, rollouts, adv, step=0):
+def update(cfg, model, anchor, opt, rollouts, adv, step=0):
     """GRPO with PPO's mini-batches: mu passes over the batch, each split into `minibatches` AdamW steps (each over
     grad_accum micro-batches); the first pass takes the samples in (B*G) order, every later one in a fresh order
     drawn from (seed, step) (PPO's reshuffle: the same on every rank). Old (and reference) log-probs of every
@@ -1007,7 +1112,7 @@ def update(cfg, model, ref_model, opt, rollouts, adv, step=0):
     adv, n_steps = adv.to(cfg.device), len(parts)
     with torch.no_grad():
         old = [[token_logps(cfg, model, [samples[i] for i in c])[0] for c in cs] for cs in chunks]
-        with adapters_off(ref_model) if ref_model else nullcontext():  # with LoRA the anchor is the model's base
+        with scored_by(model, anchor) if anchor is not None else nullcontext() as ref_model:  # (kl_anchor)
             ref = [[token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in cs]
                    for cs in chunks]
     stats, grad_norm = Counter(), 0.0
@@ -1125,7 +1230,10 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
     built = (f" (builds {times['build_s']:.1f} s, {times['build_wait_s']:.1f} s of it waited for: {times['builds']}, "
              f"{times['compiled']} compiled, {times['build_failed']} failed, the rest cached)" if times.get("builds")
              else "")
-    print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%} | best {top} | "
+    groups = (f" | signal {rec['groups_signal']}/{rec['groups']}"
+              + (f" ({rec['groups_speed']} by speed)" if rec.get("groups_speed") is not None else "")
+              if "groups" in rec else "")
+    print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%}{groups} | best {top} | "
           f"{times['step_s']:.1f} s/step: generate {times['gen_s']:.1f} s ({times['gen_tok_s']:,.0f} tok/s), "
           f"evaluate {times['eval_s']:.1f} s{built}, update {times['update_s']:.1f} s", flush=True)
     return rec
@@ -1351,20 +1459,26 @@ def add_measured(cfg, db, records, meta=None):
             db.add(r["task"], r["code"], rounded(cfg, res["speedup"]), meta=meta)
 
 
-def sft_records(cfg):
-    """The records of --data that hold a working candidate: ref_code, completion or code, and no failed result;
-    with --sft-min-speedup S > 0, only those whose result measured a speedup of at least S."""
-    recs = read_jsonl(cfg.data)
+def working_records(recs, min_speedup=0.0):
+    """The records that hold a working candidate: ref_code, completion or code, and no failed result; with
+    min_speedup > 0, only those whose result measured a speedup of at least that."""
     res = [r.get("result") or {} for r in recs]
-    keep = [r for r, x in zip(recs, res) if r.get("ref_code") and (r.get("completion") or r.get("code"))
+    return [r for r, x in zip(recs, res) if r.get("ref_code") and (r.get("completion") or r.get("code"))
             and x.get("status", "ok") == "ok" and not x.get("same_as_reference")
-            and (x.get("speedup") or 0) >= cfg.sft_min_speedup]
+            and (x.get("speedup") or 0) >= min_speedup]
+
+
+def sft_records(cfg):
+    """(every working record of --data, the ones sft trains on: measured at least --sft-min-speedup)."""
+    recs = working_records(read_jsonl(cfg.data))
+    keep = working_records(recs, cfg.sft_min_speedup)
     at_least = f", measured at least {cfg.sft_min_speedup:g}x" if cfg.sft_min_speedup else ""
     if not keep:
         raise ConfigError(f"--data {cfg.data}: missing, or no record holds ref_code and completion or code "
                           f"without a failed result{at_least}")
-    print(f"sft: {len(keep)} of {len(recs)} records of {cfg.data} hold a working candidate{at_least}")
-    return keep
+    print(f"sft: trains on {len(keep)} records of {cfg.data} that hold a working candidate{at_least}; all "
+          f"{len(recs)} working ones go into the exemplar database")
+    return recs, keep
 
 
 # a code's module docstring, less a stage-1 intent label ("slower:", "faster (hoped):", "wrong:", "broken:")
@@ -1379,13 +1493,17 @@ def unlabelled(code):
     return (f'"""{m.group(1)}"""\n' if m.group(1) else "") + code[m.end():]
 
 
-def as_reply(code, prompt):
-    """A bare working code as the three-section reply the plain prompt asks for: a stock analysis, the code's module
-    docstring (less its intent label) as the design, the rest as the code. Why: trained on the stage-1 files as they
-    are, the 0.5B began 183 of its 344 measured replies with \"\"\"slower: (bench/RESULTS.md, session 19)."""
+STOCK_ANALYSIS = "The reference runs one PyTorch op after another."
+
+
+def as_reply(code, prompt, analysis=STOCK_ANALYSIS):
+    """A bare working code as the three-section reply the prompt asks for: the analysis given (a plain prompt's: a
+    stock sentence), the code's module docstring (less its intent label) as the design, the rest as the code. Why:
+    trained on the stage-1 files as they are, the 0.5B began 183 of its 344 measured replies with \"\"\"slower:
+    (bench/RESULTS.md)."""
     m = DOCSTRING.match(code)
     design, code = (m.group(1), code[m.end():]) if m else ("The same outputs, computed with less work.", code)
-    reply = ("### Performance analysis\nThe reference runs one PyTorch op after another.\n### Algorithm design\n"
+    reply = (f"### Performance analysis\n{analysis}\n### Algorithm design\n"
              f"{design}\n### Code\n```python\n{code.strip()}\n```\n")
     return reply.removeprefix(ANSWER_CUE.lstrip()) if prompt.endswith(ANSWER_CUE) else reply
 
@@ -1396,29 +1514,35 @@ def sft_examples(cfg, model, tok, records):
     eos, examples = eos_ids(model, tok)[:1], []
     for r in records:
         prompt = render(build_prompt(r["ref_code"], device=cfg.device, contrastive=False), tok)
-        target = r.get("completion") or as_reply(r["code"], prompt)
-        p, c = (tok(text, return_tensors="pt", add_special_tokens=False)["input_ids"][0] for text in (prompt, target))
-        c = torch.cat([c, eos])
-        examples.append((p, c, torch.ones(len(c), dtype=torch.bool)))
+        examples.append(tokenized_example(tok, prompt, r.get("completion") or as_reply(r["code"], prompt), eos))
     return examples
 
 
-def contrastive_example(cfg, db, tok, record, example, step, i):
-    """[record i's sft example under a contrastive prompt]: n_exemplars of its task's database entries, drawn as
-    stage 3 draws them from (seed, step, i), so each step shows a new pair; [] for a record whose task has none.
-    The record's own code is not among them (sft put it into the database): a prompt showing its target teaches
-    copying. Why: a model as small as --model tiny learns the prompts it saw; trained on plain prompts only it wrote
-    no code at all under stage 3's contrastive ones (bench/RESULTS.md, session 7). Only entries scored below the
-    record's own measured speedup are drawn: the prompt asks for a version faster than everything it shows, so a
-    target slower than a shown variant would teach the opposite."""
+def tokenized_example(tok, prompt, target, eos):
+    """(prompt ids (P,), target ids + eos (T,), mask (T,)): one sft example."""
+    p, c = (tok(text, return_tensors="pt", add_special_tokens=False)["input_ids"][0] for text in (prompt, target))
+    c = torch.cat([c, eos])
+    return p, c, torch.ones(len(c), dtype=torch.bool)
+
+
+def contrastive_example(cfg, db, tok, eos, record, step, i):
+    """[record i's sft example under a contrastive prompt]: the variants draw_variants shows for a target of the
+    record's measured speedup (below it, never its own code: a prompt showing its target teaches copying), drawn
+    from (seed, step, i), so each step shows a new pair; the target is the record's code as a reply whose analysis
+    compares the shown variants (prompts.compare_variants); [] for a record whose task has no such variant.
+    Why: a model as small as --model tiny learns the prompts it saw; trained on plain prompts only it wrote no code
+    at all under stage 3's contrastive ones (bench/RESULTS.md)."""
     own = record.get("code") or extract_code(record.get("completion", "")).code
-    target = (record.get("result") or {}).get("speedup") or math.inf
-    entries = [e for e in db.entries(record.get("task", ""), excluding=own) if e.score < rounded(cfg, target)]
-    if not entries:
+    if not own:
         return []
-    shown = draw_variants(cfg, entries, seed_for(cfg, step, f"{record['task']}#{i}"))
+    target = (record.get("result") or {}).get("speedup") or math.inf
+    shown = draw_variants(cfg, db, record.get("task", ""), seed_for(cfg, step, f"{record.get('task')}#{i}"),
+                          below=rounded(cfg, target), excluding=own)
+    if not shown:
+        return []
     prompt = render(build_prompt(record["ref_code"], shown, device=cfg.device, contrastive=True), tok)
-    return [(tok(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"][0], *example[1:])]
+    reply = as_reply(own, prompt, analysis=compare_variants(shown, unlabelled(own)))
+    return [tokenized_example(tok, prompt, reply, eos)]
 
 
 def epoch_batches(cfg, n, epoch):
@@ -1448,16 +1572,18 @@ def sft_step(cfg, model, opt, examples):
 def sft(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     """Stage 1: AdamW steps start..steps on sft_batch records of --data each, epoch after reshuffled epoch; with
     --sft-contrastive each step also trains the same records under contrastive prompts (contrastive_example)."""
-    records = sft_records(cfg)
-    add_measured(cfg, db, records, meta=dict(data=cfg.data))  # exemplars that stage 3 (and --sft-contrastive) can show
-    examples = sft_examples(cfg, model, tok, records)
+    every, records = sft_records(cfg)
+    # every working variant, slow ones too, is an exemplar stage 3 (and --sft-contrastive) can show: the speed
+    # choices GRPO learns from, whatever sft trains on
+    add_measured(cfg, db, every, meta=dict(data=cfg.data))
+    examples, eos = sft_examples(cfg, model, tok, records), eos_ids(model, tok)[:1]
     per_epoch = -(-len(examples) // cfg.sft_batch)
     for step in range(start, cfg.steps + 1):
         t0 = time.perf_counter()
         batch = epoch_batches(cfg, len(examples), (step - 1) // per_epoch)[(step - 1) % per_epoch]
         chosen = [examples[i] for i in batch]
         if cfg.sft_contrastive:
-            chosen += [e for i in batch for e in contrastive_example(cfg, db, tok, records[i], examples[i], step, i)]
+            chosen += [e for i in batch for e in contrastive_example(cfg, db, tok, eos, records[i], step, i)]
         with finishing_step():  # a Ctrl-C waits for this step's update, log and checkpoint
             stats = sft_step(cfg, model, opt, chosen)
             append_log(cfg, dict(step=step, **stats, step_s=time.perf_counter() - t0))
@@ -1494,8 +1620,7 @@ def ssl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
 
 def rl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     """Stage 3, contrastive RL: steps start..steps of the loop in the module docstring."""
-    # the KL anchor: the policy at the start (with LoRA: the model itself, its adapters off: no second copy)
-    ref_model = (model if cfg.lora_rank else initial_policy(cfg)[0].requires_grad_(False)) if cfg.beta > 0 else None
+    anchor = kl_anchor(cfg, model, start)
     for step in range(start, cfg.steps + 1):
         t0 = time.perf_counter()
         batch = pick_tasks(cfg, tasks, step)
@@ -1505,11 +1630,11 @@ def rl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         phases = {}
         results, raw, rewards = evaluate_and_reward(cfg, batch, rollouts, reward_fn, phases)
         t2 = time.perf_counter()
-        adv = group_advantages(torch.tensor(rewards).view(len(batch), cfg.group_size),  # (B, G)
-                               std_normalize=cfg.std_normalize,
-                               std_floor=cfg.adv_std_floor).flatten().float()           # (B * G,)
+        adv = advantages_of(cfg, rewards)  # (B * G,)
         with finishing_step():  # a Ctrl-C waits for this step's update, database, log and checkpoint
-            stats = update(cfg, model, ref_model, opt, rollouts, adv, step) if adv.any() or cfg.beta > 0 else NO_UPDATE
+            moves = cfg.update and (adv.any() or cfg.beta > 0)
+            stats = update(cfg, model, anchor, opt, rollouts, adv, step) if moves else NO_UPDATE
+            stats = dict(stats, **group_signal(cfg, adv, results))
             t3 = time.perf_counter()
             record_winners(cfg, db, best, batch, rollouts, results, step)
             log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3), phases)
@@ -1557,7 +1682,7 @@ def run(cfg, reward_fn=None):
     except PolicyError as e:
         if not auto_model or dist.is_initialized():  # under torchrun the process group is already on cfg.device
             raise
-        cfg = fallback_to_demo(cfg, str(e).splitlines()[0], given)
+        cfg = resolve_optimizer_state(fallback_to_demo(cfg, str(e).splitlines()[0], given))
         tasks, (model, tok) = load_tasks(cfg), initial_policy(cfg)
     out.mkdir(parents=True, exist_ok=True)
     if is_main():
@@ -1566,7 +1691,9 @@ def run(cfg, reward_fn=None):
     opt = torch.optim.AdamW(trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start = restore(cfg, model, opt) + 1 if cfg.resume else 1
     if cfg.init_from and start == 1:  # no checkpoint of this run (a resume before its first): --init-from's moments
-        continue_optimizer(cfg, opt)
+        kept = cfg.optimizer_state == "keep" and continue_optimizer(cfg, opt)
+        print(f"optimizer: {'AdamW moments of ' if kept else 'a fresh AdamW, not the moments of '}{cfg.init_from} "
+              f"(--optimizer-state {cfg.optimizer_state})")
     db, best = open_database(cfg, tasks)
     lora = f" ({sum(p.numel() for p in trainable(model)) / 1e6:.2f}M in LoRA adapters)" * bool(cfg.lora_rank)
     print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "

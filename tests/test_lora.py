@@ -43,6 +43,7 @@ def test_only_adapters_learn_and_the_base_stays_the_base():
     base, model = tiny(), tiny(rank=4)
     names = [n for n, p in model.named_parameters() if p.requires_grad]
     assert names and all(".lora_a" in n or ".lora_b" in n for n in names)
+    start = {k: v.clone() for k, v in rl.saved_weights(model).items()}  # the stage's start: B = 0, so the base
     opt = torch.optim.AdamW(rl.trainable(model), lr=1e-2)
     for _ in range(2):  # the second step: A gets gradients once B is no longer zero
         opt.zero_grad()
@@ -51,8 +52,8 @@ def test_only_adapters_learn_and_the_base_stays_the_base():
     assert all(p.grad is None for n, p in model.named_parameters() if n not in names)
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for n, p in model.named_parameters() if n in names)
     assert not torch.allclose(model(IDS).logits, base(IDS).logits, atol=1e-3)
-    with rl.adapters_off(model):  # the KL anchor: exactly the base model
-        assert torch.equal(model(IDS).logits, base(IDS).logits)
+    with rl.scored_by(model, start) as anchor:  # the KL anchor: the adapters at the start, here the base
+        assert torch.equal(anchor(IDS).logits, base(IDS).logits)
     assert not torch.allclose(model(IDS).logits, base(IDS).logits, atol=1e-3)  # and back on
 
 
@@ -139,7 +140,8 @@ def test_sampling_and_the_loss_see_the_same_adapted_distribution(cache):
     sampled = torch.stack([torch.log_softmax(s[0] / 0.7, -1)[t] for s, t in zip(out.logits, ids)])
     scored, _ = rl.token_logps(cfg, model, [(prompt, ids, torch.ones(len(ids), dtype=torch.bool))])
     torch.testing.assert_close(scored[0], sampled, rtol=0, atol=1e-5)
-    with rl.adapters_off(model):
+    off = {k: torch.zeros_like(v) if ".lora_b" in k else v for k, v in rl.saved_weights(model).items()}
+    with rl.scored_by(model, off):
         base, _ = rl.token_logps(cfg, model, [(prompt, ids, torch.ones(len(ids), dtype=torch.bool))])
     assert (base[0] - sampled).abs().max() > 1e-2  # the adapters matter here
 

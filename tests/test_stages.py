@@ -24,6 +24,7 @@ RELU = (REPO / "tasks/cpu/relu.py").read_text()
 ADD_MUL = (REPO / "tasks/cpu/add_mul.py").read_text()
 CLAMP = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x.clamp_min(0.0)\n"
 TINY = ["--model", "tiny", "--device", "cpu", "--ckpt-every", "0"]
+EOS = torch.tensor([0])
 
 
 
@@ -93,8 +94,8 @@ def test_sft_min_speedup_keeps_only_the_records_measured_that_fast(tmp_path):
             for s in (0.5, 1.2, 3.0)] + [{"task": "cpu/relu", "ref_code": RELU, "code": CLAMP,
                                            "result": {"status": "wrong_output", "speedup": None}}]
     data = write_jsonl(tmp_path / "d.jsonl", recs)
-    assert rl.sft_records(rl.Config(data=data)) == recs[:3]
-    assert rl.sft_records(rl.Config(data=data, sft_min_speedup=1.2)) == recs[1:3]
+    assert rl.sft_records(rl.Config(data=data)) == (recs[:3], recs[:3])
+    assert rl.sft_records(rl.Config(data=data, sft_min_speedup=1.2)) == (recs[:3], recs[1:3])
     with pytest.raises(rl.ConfigError, match="at least 4x"):
         rl.sft_records(rl.Config(data=data, sft_min_speedup=4.0))
 
@@ -152,15 +153,15 @@ def test_sft_contrastive_adds_each_record_under_contrastive_prompts(tmp_path, mo
                     "--sft-batch", "4", "--steps", "4", "--lr", "1e-3", "--sft-contrastive", "--out", str(tmp_path)]
     cfg = rl.run(rl.parse_config(flags))
     tok = rl.load_policy(cfg)[1]
-    shown = {}  # record's target -> the contrastive prompts it was trained under
+    shown = {}  # record's code -> the contrastive prompts it was trained under
     for ex in seen:
         assert len(ex) == 4 + 3  # 4 plain + 3 contrastive (the task-less record has none)
-        plain = {tok.decode(t): tok.decode(p) for p, t, _ in ex[:4]}
+        assert not any("Earlier variants" in tok.decode(p) for p, _, _ in ex[:4])
         for p, t, _ in ex[4:]:
-            text = tok.decode(p)
-            assert "Earlier variants" not in plain[tok.decode(t)] and "Earlier variants" in text
-            assert text.endswith(rl.ANSWER_CUE) and RELU.strip() in text
-            shown.setdefault(tok.decode(t), set()).add(text)
+            text, reply = tok.decode(p), extract_code(tok.decode(t))
+            assert "Earlier variants" in text and text.endswith(rl.ANSWER_CUE) and RELU.strip() in text
+            assert reply.analysis.startswith("Variant 1 (") and reply.code in [c.strip() for c in codes]
+            shown.setdefault(reply.code, set()).add(text)
     assert len(shown) == 3 and max(map(len, shown.values())) > 1  # the variants shown change between steps
 
 
@@ -181,7 +182,7 @@ def test_sft_contrastive_shows_neither_the_target_nor_faster_codes(monkeypatch):
     others = 0
     for step in range(1, 11):
         for i, r in enumerate(records):
-            [(p, _, _)] = rl.contrastive_example(cfg, db, tok, r, (None, None, None), step, i)
+            [(p, _, _)] = rl.contrastive_example(cfg, db, tok, EOS, r, step, i)
             text = tok.decode(p)
             assert r["code"].strip() not in text and text.count("### Variant") == min(2, i + 1)
             assert not any(c.strip() in text for c in codes[i + 1:])  # measured faster than the target
@@ -203,7 +204,7 @@ def test_contrastive_prompts_show_codes_without_their_intent_labels(monkeypatch)
     db.add("cpu/relu", labelled, 0.9)
     [prompt] = rl.build_prompts(cfg, db, [("cpu/relu", RELU)], 1, tok)
     record = dict(task="cpu/relu", ref_code=RELU, code=CLAMP.replace("0.0", "0"))
-    [(p, _, _)] = rl.contrastive_example(cfg, db, tok, record, (None, None, None), 1, 0)
+    [(p, _, _)] = rl.contrastive_example(cfg, db, tok, EOS, record, 1, 0)
     for text in (prompt, tok.decode(p)):
         assert '"""clamp in place.\nOne pass."""\n' + CLAMP.strip() in text and "score 0.90" in text
         assert "hoped" not in text
@@ -390,7 +391,7 @@ def test_collect_stops_after_m_successes_then_sft_reads_it(relu_writer, tmp_path
 
     cfg = rl.parse_config(TINY + ["--stage", "sft", "--data", str(out / "collected.jsonl"), "--steps", "1",
                                   "--task", "cpu/relu", "--out", str(tmp_path / "sft")])
-    assert rl.sft_records(cfg) == recs[:2]
+    assert rl.sft_records(cfg)[1] == recs[:2]
     rl.run(cfg)
     [stored] = [e for e in rl.read_jsonl(tmp_path / "sft" / "exemplars.jsonl") if not e["meta"].get("reference")]
     assert (stored["task"], stored["code"], stored["score"]) == ("cpu/relu", CLAMP.strip(),

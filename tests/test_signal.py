@@ -1,0 +1,188 @@
+"""Can the RL stage act? The five ways the 1.5B's RL steps learnt nothing, each pinned on the CPU with the tiny model and
+hand-made records: the optimizer state follows the objective, the KL anchor is the stage's start, the exemplar database
+keeps every working variant, the reward keeps the speed order inside a group, and stage 3 asks the question sft's
+contrastive prompts trained (never the task's best shown, the analysis a comparison of what is shown).
+"""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+import evaluator  # noqa: E402
+import rl  # noqa: E402
+from prompts import build_prompt, compare_variants, extract_code  # noqa: E402
+from test_stages import CLAMP, RELU, TINY, short_prompt, write_jsonl  # noqa: E402
+
+RECORD = dict(task="cpu/relu", ref_code=RELU, code=CLAMP, result=dict(status="ok", speedup=1.5))
+
+
+def ranked(texts):
+    """A toy reward with a different value per sample: every group carries a signal."""
+    return [float(i) for i in range(len(texts))]
+
+
+def adam_steps(folder):
+    """AdamW's step count per parameter in a run folder's checkpoint."""
+    state = torch.load(Path(folder) / "ckpt.pt", weights_only=False)["optim"]["state"]
+    return {int(s["step"]) for s in state.values()}
+
+
+@pytest.fixture(scope="module")
+def sft_lora(tmp_path_factory):
+    """A 2-step sft run with LoRA rank 4 (its adapters moved off zero) on one record of cpu/relu."""
+    out = tmp_path_factory.mktemp("sft")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rl, "build_prompt", short_prompt)
+        rl.run(rl.parse_config(TINY + ["--stage", "sft", "--data", write_jsonl(out / "d.jsonl", [RECORD]), "--task",
+                                       "cpu/relu", "--steps", "2", "--lr", "1e-2", "--lora-rank", "4",
+                                       "--out", str(out / "run")]))
+    return out
+
+
+def test_optimizer_state_follows_the_objective(sft_lora, tmp_path, monkeypatch):
+    """sft after sft keeps AdamW's moments (one objective); rl after sft starts a fresh AdamW (the sft momentum was 74%
+    of the 1.5B's RL update); --optimizer-state keep carries them anyway. config.json says which happened."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    init, data = str(sft_lora / "run"), str(sft_lora / "d.jsonl")
+    assert adam_steps(init) == {2}
+    more = rl.run(rl.parse_config(["--stage", "sft", "--init-from", init, "--data", data, "--task", "cpu/relu",
+                                   "--steps", "1", "--device", "cpu", "--out", str(tmp_path / "sft")]))
+    assert more.optimizer_state == "keep" and adam_steps(tmp_path / "sft") == {3}
+    common = ["--init-from", init, "--task", "cpu/relu", "--steps", "1", "--group-size", "2", "--max-new-tokens", "8",
+              "--device", "cpu"]
+    fresh = rl.run(rl.parse_config(common + ["--out", str(tmp_path / "rl")]), reward_fn=lambda t, x: ranked(x))
+    assert fresh.optimizer_state == "fresh" and adam_steps(tmp_path / "rl") == {1}
+    assert json.loads((tmp_path / "rl" / "config.json").read_text())["optimizer_state"] == "fresh"
+    kept = rl.run(rl.parse_config(common + ["--optimizer-state", "keep", "--out", str(tmp_path / "keep")]),
+                  reward_fn=lambda t, x: ranked(x))
+    assert kept.optimizer_state == "keep" and adam_steps(tmp_path / "keep") == {3}
+
+
+def test_the_kl_anchor_is_the_policy_the_stage_started_from(sft_lora, tmp_path, monkeypatch):
+    """With LoRA and beta > 0, the anchor is a frozen copy of the starting adapters (sft's), not the base with adapters
+    off (the pre-sft model): at step 1, before any update, the KL is 0, and the anchor scores as the starting policy."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    init = sft_lora / "run"
+    cfg = rl.run(rl.parse_config(["--init-from", str(init), "--task", "cpu/relu", "--steps", "2", "--group-size", "2",
+                                  "--max-new-tokens", "8", "--device", "cpu", "--beta", "0.5", "--lr", "1e-2",
+                                  "--out", str(tmp_path / "rl")]), reward_fn=lambda t, x: ranked(x))
+    log = rl.read_jsonl(tmp_path / "rl" / "log.jsonl")
+    assert log[0]["updated"] and log[0]["kl"] == 0.0 and log[1]["kl"] > 0  # step 2: the policy has moved
+    anchor = torch.load(tmp_path / "rl" / "anchor.pt", weights_only=True)
+    start = torch.load(init / "ckpt.pt", weights_only=False)["model"]
+    assert anchor.keys() == start.keys() and all(torch.equal(anchor[k], start[k]) for k in start)
+    assert any(start[k].abs().sum() > 0 for k in start if ".lora_b" in k)  # sft moved them: adapters off differ
+    starting, _ = rl.initial_policy(rl.replace(cfg, resume=False))  # --init-from's weights
+    now, _ = rl.initial_policy(rl.replace(cfg, init_from=str(tmp_path / "rl"), resume=False))  # after 2 steps
+    ids = torch.arange(3, 40)[None]
+    with torch.no_grad(), rl.scored_by(now, anchor) as scored:
+        assert torch.equal(scored(ids).logits, starting(ids).logits)
+    assert not torch.allclose(now(ids).logits, starting(ids).logits)
+
+
+def test_the_database_gets_every_working_variant_whatever_sft_trains_on(tmp_path, monkeypatch):
+    """--sft-min-speedup narrows what sft trains on, not the exemplar database: slower variants are the speed choices
+    GRPO learns from (after sft on fast ones alone, each group recited one program)."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    records = [dict(RECORD, code=CLAMP.replace("0.0", v), result=dict(status="ok", speedup=s))
+               for v, s in (("0", 0.6), ("1", 1.5))] + [dict(RECORD, code="broken", result=dict(status="wrong_output"))]
+    rl.run(rl.parse_config(TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", records), "--task",
+                                   "cpu/relu", "--steps", "1", "--sft-min-speedup", "1", "--out", str(tmp_path / "o")]))
+    stored = {e["score"] for e in rl.read_jsonl(tmp_path / "o" / "exemplars.jsonl") if not e["meta"].get("reference")}
+    assert stored == {0.6, 1.5}
+    assert rl.Config().sft_min_speedup == 0  # by default sft trains on every working variant too
+
+
+def result(speedup):
+    """A hand-made evaluator result: correct at that speedup, or a failure (None)."""
+    return evaluator.Result("ok" if speedup else "wrong_output", correct=bool(speedup), speedup=speedup)
+
+
+def test_the_default_reward_keeps_the_speed_order_inside_a_group():
+    """Hand-computed: speedups [fail, 0.89, 1.19, 1.5] in a group of 4, beside two groups of failures. Raw speedups
+    and the group std (floor 0.05): mean 0.895, std 0.5599 -> [-1.598, -0.009, 0.527, 1.080]. The paper's shape
+    (normalised over the step: mean 0.2983, std 0.5316, clipped at 1.5) gives 1.19 and 1.5 the same advantage."""
+    results = [result(s) for s in (None, 0.89, 1.19, 1.5)] + [result(None)] * 8
+    cfg = rl.Config(group_size=4)
+    adv = rl.advantages_of(cfg, rl.rewards_of(cfg, results)[1])
+    torch.testing.assert_close(adv[:4], torch.tensor([-1.5981, -0.0089, 0.5268, 1.0803]), atol=1e-4, rtol=0)
+    assert adv[3] - adv[2] > 0.5 and adv[1] < adv[2]  # a 1.5x clearly above a 1.19x, a 0.89x below it
+    assert not adv[4:].any()  # the flat groups: no signal
+    paper = rl.Config(group_size=4, reward_normalize=True, adv_std_floor=0.0)
+    old = rl.advantages_of(paper, rl.rewards_of(paper, results)[1])
+    assert old[2] == old[3]  # what the clip did to the 1.5B's steps
+    # timing noise alone (within the floor) earns small advantages, not a win's
+    noise = rl.advantages_of(cfg, rl.rewards_of(cfg, [result(s) for s in (1.0, 1.03, 0.97, 1.0)])[1])
+    assert noise.abs().max() < 0.7
+
+
+def test_the_group_variance_diagnostic_counts_groups_with_a_signal():
+    """Groups with a non-zero advantage, groups whose correct speeds differ by more than the timing noise
+    (round_to_one 0.02), and the flat ones; hand-made: one speed group, one pass/fail group, one flat group."""
+    cfg = rl.Config(group_size=3)
+    results = ([result(s) for s in (1.0, 1.3, None)] + [result(s) for s in (1.1, 1.11, None)]
+               + [result(None)] * 3)
+    adv = rl.advantages_of(cfg, rl.rewards_of(cfg, results)[1])
+    assert rl.group_signal(cfg, adv, results) == dict(groups=3, groups_signal=2, groups_speed=1, groups_flat=1)
+
+
+def test_every_rl_step_logs_the_diagnostic_and_no_update_leaves_the_weights(tmp_path, monkeypatch):
+    """log.jsonl carries groups / groups_signal / groups_flat per step; --no-update samples, rewards and logs, and the
+    checkpoint's weights are the start's (a start's groups are checked before steps are spent)."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    out = tmp_path / "o"
+    rl.run(rl.parse_config(TINY + ["--task", "cpu/relu,cpu/add_mul", "--steps", "1", "--group-size", "2",
+                                   "--max-new-tokens", "8", "--lr", "1e-2", "--no-update", "--out", str(out)]),
+           reward_fn=lambda t, x: ranked(x))
+    [rec] = rl.read_jsonl(out / "log.jsonl")
+    assert (rec["groups"], rec["groups_signal"], rec["groups_flat"], rec["updated"]) == (2, 2, 0, False)
+    start, _ = rl.tiny_policy(0)
+    saved = torch.load(out / "ckpt.pt", weights_only=False)["model"]
+    assert all(torch.equal(saved[k], v) for k, v in start.state_dict().items())
+
+
+LONG = CLAMP.replace("return", "# " + "x" * 3000 + "\n        return")
+
+
+def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch):
+    """One rule (draw_variants) for stage 3's prompts and sft's contrastive ones: variants scored below the target
+    (stage 3: the task's best, so never the best nor a tie of it; sft: the record's own speedup), none longer than
+    --exemplar-max-chars. And sft's contrastive target answers the analysis by comparing the variants it shows."""
+    monkeypatch.setattr(rl, "build_prompt", build_prompt)
+    cfg = rl.Config(model="tiny", device="cpu", task="cpu/relu", exemplar_max_chars=2000)
+    tok = rl.tiny_policy(0)[1]
+    codes = {0.7: CLAMP.replace("0.0", "0"), 1.3: CLAMP.replace("0.0", "0."), 2.1: CLAMP.replace("0.0", "0.00"),
+             1.9: LONG}
+    db = rl.ExemplarDB()
+    db.seed_reference("cpu/relu", RELU)
+    for score, code in codes.items():
+        db.add("cpu/relu", code, score)
+    seen = set()
+    for step in range(1, 25):
+        [prompt] = rl.build_prompts(cfg, db, [("cpu/relu", RELU)], step, tok)
+        seen |= {s for s, c in codes.items() if c.strip() in prompt}
+        assert prompt.count("### Variant") == 2
+    assert seen == {0.7, 1.3}  # never the best (2.1), never the long one (1.9); the reference (1.0) too
+    record = dict(task="cpu/relu", ref_code=RELU, code=codes[1.3], result=dict(status="ok", speedup=1.3))
+    [(p, t, _)] = rl.contrastive_example(cfg, db, tok, torch.tensor([0]), record, 1, 0)
+    prompt, reply = tok.decode(p), extract_code(tok.decode(t))
+    assert codes[0.7].strip() in prompt and codes[2.1].strip() not in prompt and codes[1.3].strip() not in prompt
+    assert reply.code == codes[1.3].strip() and reply.analysis != rl.STOCK_ANALYSIS
+    assert "0.70x" in reply.analysis and "1.00x" in reply.analysis  # the two shown: 0.7 and the reference
+
+
+def test_compare_variants_says_what_the_faster_code_does_differently():
+    """Derived from scores and code: the kernels by name, the ops a forward calls, how many it launches."""
+    slow = "class ModelNew:\n    def forward(self, x):\n        return torch.relu(x).sum(dim=1) + x.mean()\n"
+    fast = ('ext = load_inline(name="k", cpp_sources="", cuda_sources="__global__ void relu_sum_k(float* x) {}", '
+            'functions=["relu_sum"])\n\nclass ModelNew:\n    def forward(self, x):\n        return ext.relu_sum(x)\n')
+    text = compare_variants([(slow, 0.8), (fast, 1.5)], fast)
+    assert text.startswith("Variant 1 (0.80x) runs PyTorch ops (relu, sum, mean). Variant 2 (1.50x) runs 1 custom "
+                           "CUDA kernel (relu_sum_k). Variant 2 is 1.88x as fast as variant 1: it runs its own kernel "
+                           "(relu_sum_k); it no longer calls relu, sum, mean; it launches fewer ops per call (1 instead "
+                           "of 3)")
+    assert "about as fast" in compare_variants([(slow, 1.0), (slow, 1.01)])
