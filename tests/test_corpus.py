@@ -5,7 +5,7 @@ Each corpus file is a candidate module whose docstring carries machine-readable 
     expect: rejected background_thread    the status, then the check named at the start of the reason
     expect: ok                            (an honest candidate)
     device: cuda                          optional; skipped without CUDA
-    cpu_only: <why>                       optional; the candidate is valid on the CPU only (bench/gpu_evaluator.py
+    cpu_only: <why>                       optional; the candidate is valid on the CPU only (bench/cuda_corpus.py
                                           leaves it out of the GPU run)
     same_as_reference: true               optional; the evaluator must see the reference's own code
     speedup_kind: framework_ops           optional; for a hack that passes but must not be labelled custom_kernel

@@ -84,7 +84,7 @@ def main(argv=None, here=HERE, device="cpu", time_budget=0.2, find=find_candidat
     if not items:
         raise SystemExit(f"no candidates for --tasks {args.tasks!r}")
     t0, partial = time.time(), Path(args.out + ".partial")
-    # a run cut short (a device call's time limit) keeps what it evaluated in OUT.partial, and the same command
+    # a run cut short (a time limit) keeps what it evaluated in OUT.partial, and the same command
     # goes on from there: the records of unchanged candidates are taken, the rest evaluated. A line a kill tore
     # (no newline yet) is cut off, so that the next record starts a line of its own; its candidate is evaluated again
     lines = partial.read_text().splitlines(keepends=True) if partial.exists() else []

@@ -1,4 +1,4 @@
-"""bench/real/make_stage1.py: stage-1 data for the real-model proof (issue 22): evaluate the hand-written candidates of
+"""bench/real/make_stage1.py: stage-1 data for the real-model proof: evaluate the hand-written candidates of
 the training tasks (bench/real/candidates and bench/demo_cuda/candidates) on a GPU and write them as JSONL.
 
     python bench/real/make_stage1.py                            # every training task -> bench/real/stage1.jsonl

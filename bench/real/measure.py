@@ -1,4 +1,4 @@
-"""bench/real/measure.py: one measurement protocol for every checkpoint of the real-model proof (issue 22).
+"""bench/real/measure.py: one measurement protocol for every checkpoint of the real-model proof.
 
 Each checkpoint (the base model, or a stage's run folder) writes 8 samples per task from the same prompts under the
 same seeds (those of a step no run reaches), every sample evaluated with the full time budget and handled as the RL

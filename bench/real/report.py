@@ -1,4 +1,4 @@
-"""bench/real/report.py: the proof's table and its targets (issue 22) from summary.json, and one plot of the two RL
+"""bench/real/report.py: the proof's table and its targets from summary.json, and one plot of the two RL
 arms' logs, for the README and bench/RESULTS.md.
 
     python bench/real/report.py                                   # the markdown table, then each target met or missed
@@ -50,7 +50,7 @@ def copies(stats):
 
 
 def targets(summary):
-    """[(target, measured, met)] of issue 22 for each RL arm measured, against the base model."""
+    """[(target, measured, met)] of the proof for each RL arm measured, against the base model."""
     ck, out = summary["checkpoints"], []
     base = ck.get("base")
     for arm in [a for a in ARMS if a in ck and base]:

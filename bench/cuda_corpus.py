@@ -1,10 +1,11 @@
-"""GPU proof of the evaluator, in one run: every corpus file's verdict; then a batch (identical code over the level
-tasks + the CUDA kernels of the corpus repeated) for throughput, identical-code fidelity and repeat CV.
+"""The CUDA half of the corpus test: tests/test_corpus.py checks each corpus file's verdict on the CPU, this script
+on a GPU. Then a batch (identical code over the level tasks + the CUDA kernels of the corpus repeated) for
+identical-code fidelity, repeat CV and throughput, and with --mix an RL step's batch. bench/gpu_check.sh runs the three.
 Prints short tables as it goes; writes the full records as JSON after each section (a timeout keeps what is done).
 
-    TORCH_CUDA_ARCH_LIST=9.0 python bench/gpu_evaluator.py                      # batch, then the whole corpus
-    python bench/gpu_evaluator.py --corpus cuda --identity 'level1/*' --repeats 0 --devices cuda:0
-    python bench/gpu_evaluator.py --corpus '' --identity '' --repeats 0 --mix bench/real/stage1.jsonl --precision 0.01
+    TORCH_CUDA_ARCH_LIST=9.0 python bench/cuda_corpus.py                        # the whole corpus, then the batch
+    python bench/cuda_corpus.py --corpus cuda --identity 'level1/*' --repeats 0 --devices cuda:0
+    python bench/cuda_corpus.py --corpus '' --identity '' --repeats 0 --mix bench/real/stage1.jsonl --precision 0.01
 
 --corpus: 'all' = every corpus file evaluated on the GPU (but those marked cpu_only), 'cuda' = the files marked
 `device: cuda`, '' = none, or a comma list of globs over folder/stem ('hacks/flag_*').
@@ -299,7 +300,7 @@ def main():
                     "in_flight; default 2 on CUDA): 1 for the A/B of setting up the next one during the current one")
     ap.add_argument("--no-pin-cpus", action="store_true", help="the timed rounds on whatever CPUs the scheduler picks "
                     "(Options.pin_cpus off: the A/B)")
-    ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gpu_evaluator.json"))
+    ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "cuda_corpus.json"))
     a = ap.parse_args()
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     PARTIAL[0] = Path(a.out).parent / "partial.jsonl"
@@ -311,7 +312,7 @@ def main():
         report["corpus"] = run_corpus(a.corpus, a.device, devices, opts)
         Path(a.out).write_text(json.dumps(report))
         print_corpus(report["corpus"])
-    if a.mix:  # issue 20's RL-like batch, evaluated as rl.py does
+    if a.mix:  # an RL step's batch, evaluated as rl.py does
         report["mix"] = run_batch(mix_items(a.mix), a.device, devices, dict(opts, time_copies=False))
         Path(a.out).write_text(json.dumps(report))
         print_batch(report["mix"])

@@ -1,0 +1,74 @@
+"""The repository's shape: it speaks of itself in dates, commits, GPUs and questions (no team-process numbers), each
+root module stays within the size the README states, and a clone stays small."""
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A team-process reference is the word session, issue or call (singular or plural, any case) standing alone, one
+# space, then a whole number ("#" allowed), or a section sign before a number. Whole words only, so no longer word
+# that ends in those letters counts ("recalls 5", "reissues 2", "samples 12" has no such word), nor a flag
+# ("--calls 2"); a word without a number after it is prose ("3 calls a step", "the call's 10 s"), and so is a
+# measurement ("first call 9.8 s", "one session 8.99 us", a column gap "per call   800 calls"). A run of numbers
+# (two sessions joined by "and", a range of calls) is caught at its first number. The examples in the test below are
+# spelt with "_" for the space, so that this file passes its own test.
+PROCESS_REF = re.compile(r"(?<![\w-])(?:sessions?|issues?|calls?)\s#?\d+(?![\d.]*\d)|§\s*\d", re.IGNORECASE)
+
+# Lines and bytes per root module: growth past these is a decision (raise the number here and in the README), not a
+# drift. evaluator.py and README.md are the targets of the reading-order rewrite; the others their size plus ~10%.
+BUDGETS = {  # file: (lines, bytes)
+    "evaluator.py": (1100, 61_000),
+    "README.md": (250, 25_000),
+    "rl.py": (1760, 110_000),
+    "cudal1.py": (375, 20_000),
+    "prompts.py": (235, 13_000),
+}
+NOT_MET_YET = {"evaluator.py", "README.md"}  # the rewrite lands these; then this set goes
+TREE_BUDGET = 25_000_000  # bytes of tracked files: a clone stays small; run outputs live in git history
+
+
+def tracked(*patterns):
+    """Tracked files matching the git pathspecs, as paths that exist in the work tree (skips without a checkout)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", *patterns], cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    return [ROOT / name for name in out.decode().split("\0") if name and (ROOT / name).is_file()]
+
+
+def test_the_pattern_finds_process_references_and_nothing_else():
+    hits = [h.replace("_", " ") for h in ("session_29", "Sessions_11 and 13", "ISSUE_22's", "issue_#7", "Calls_1-22",
+                                          "(call_4)", "session_24.", "§_1", "§_" + "8")] + ["§" + "8"]
+    misses = [m.replace("_", " ") for m in ("samples_12", "recalls_5", "3 calls a step", "the call's 10 s", "--calls_2",
+                                            "first call_9.8 s", "one session_8.99 us", "per call   800 calls", "level_1")]
+    assert [h for h in hits if not PROCESS_REF.search(h)] == []
+    assert [m for m in misses if PROCESS_REF.search(m)] == []
+
+
+@pytest.mark.xfail(strict=False, reason="root modules not scrubbed yet")
+def test_no_team_process_references_in_tracked_text():
+    found = []
+    for path in tracked("*.py", "*.md", "*.sh", "*.txt"):
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if PROCESS_REF.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:120]}")
+    assert not found, f"{len(found)} lines cite a session, issue, call or section number:\n" + "\n".join(found[:40])
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=False, reason="not met yet"))
+                                  if name in NOT_MET_YET else name for name in BUDGETS])
+def test_root_module_within_its_budget(name):
+    text = (ROOT / name).read_bytes()
+    lines, size = text.count(b"\n"), len(text)
+    max_lines, max_bytes = BUDGETS[name]
+    assert lines <= max_lines and size <= max_bytes, f"{name}: {lines} lines, {size} bytes; budget {BUDGETS[name]}"
+
+
+def test_tracked_tree_within_its_budget():
+    sizes = sorted(((p.stat().st_size, p) for p in tracked()), reverse=True)
+    total = sum(s for s, _ in sizes)
+    biggest = ", ".join(f"{p.relative_to(ROOT)} {s / 1e6:.1f} MB" for s, p in sizes[:5])
+    assert total <= TREE_BUDGET, f"tracked files: {total / 1e6:.1f} MB > {TREE_BUDGET / 1e6:.0f} MB; biggest: {biggest}"
