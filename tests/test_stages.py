@@ -328,13 +328,14 @@ def test_collect_resume_starts_over(relu_writer, tmp_path):
 
 
 def test_init_from_carries_weights_optimizer_and_database(ssl_round, tmp_path):
-    """rl --init-from the ssl folder: the run starts from its weights and AdamW moments (a step whose advantages are
-    all zero does not update, so the checkpoint must equal them exactly), at its own lr; its database holds the ssl
-    round's success. (A fresh AdamW's first step moves every weight by lr: rl.continue_optimizer.)"""
+    """rl --init-from the ssl folder with --optimizer-state keep: the run starts from its weights and AdamW moments (a
+    step whose advantages are all zero does not update, so the checkpoint must equal them exactly), at its own lr;
+    its database holds the ssl round's success. (By default rl after ssl starts a fresh AdamW: test_signal.)"""
     ssl_out = ssl_round[0]
     out = tmp_path / "rl"
     cfg = rl.run(rl.parse_config(["--init-from", str(ssl_out), "--task", "cpu/relu", "--steps", "1", "--group-size",
-                                  "2", "--max-new-tokens", "8", "--device", "cpu", "--out", str(out)]),
+                                  "2", "--max-new-tokens", "8", "--device", "cpu", "--optimizer-state", "keep",
+                                  "--out", str(out)]),
                  reward_fn=lambda task, texts: [0.0] * len(texts))
     assert cfg.model == "tiny"  # taken from the earlier stage's config
     before, after = weights(ssl_out), weights(out)
