@@ -324,7 +324,7 @@ def test_report_table_and_targets_from_a_summary(capsys, tmp_path):
                                                        ["| rl_contrastive", "train (2)"],
                                                        ["| rl_contrastive", "heldout (1)"],
                                                        ["| rl_plain", "train (2)"], ["| rl_plain", "heldout (1)"]]
-    assert rows[4] == "| rl_contrastive | train (2) | 8 | 50.0% | 0.0% | 25.0% | 50.0% | 1.20x | 1 |"
+    assert rows[4] == "| rl_contrastive | train (2) | 8 | 50.0% | 0.0% | 25.0% | 50.0% | 1.20x | 1 | - |"
     got = report.targets(summary)  # per arm: fast_1 on training tasks, faster share, held-out fast_1, copies
     assert [what.split(":")[0] for what, _, _ in got] == ["rl_contrastive"] * 4 + ["rl_plain"] * 4
     assert [met for _, _, met in got] == [True, True, False, True, False, False, False, False]
@@ -339,22 +339,56 @@ def test_report_table_and_targets_from_a_summary(capsys, tmp_path):
 
 
 def test_report_plot_of_both_arms(tmp_path):
+    """Each arm's own steps: pass rate, mean reward, the geomean of the best speedups so far, and the variance
+    diagnostic, None in a log from before it (the contrastive arm's step 1 here); no log, no line."""
     pytest.importorskip("matplotlib")
     import report
     for arm in ("c", "p"):
         (tmp_path / arm).mkdir()
-        (tmp_path / arm / "log.jsonl").write_text("".join(json.dumps(dict(step=s, pass_rate=s / 10, mean_reward=s / 5,
-                                                                              best_speedup={"a": 5.47})) + "\n"
-                                                          for s in (1, 2, 3)))
+        (tmp_path / arm / "log.jsonl").write_text("".join(json.dumps(dict(
+            step=s, pass_rate=s / 10, mean_reward=s / 5, best_speedup={"a": 2.0, "b": 2.0 * s},
+            **({} if (arm, s) == ("c", 1) else dict(groups_signal=s, groups_speed=s - 1, groups_flat=8 - s))))
+            + "\n" for s in (1, 2, 3)))
     arms = {"rl_contrastive": tmp_path / "c", "rl_plain": tmp_path / "p", "rl_other": tmp_path / "none"}
-    # each arm's own steps (the carried best_speedup, equal for both arms, is not what it shows); no log, no line
-    assert report.arm_steps(arms) == {arm: {"step": [1, 2, 3], "pass_rate": [0.1, 0.2, 0.3],
-                                            "mean_reward": [0.2, 0.4, 0.6]} for arm in ("rl_contrastive", "rl_plain")}
+    got = report.arm_steps(arms)
+    assert set(got) == {"rl_contrastive", "rl_plain"}
+    assert got["rl_plain"] == {"step": [1, 2, 3], "pass_rate": [0.1, 0.2, 0.3], "mean_reward": [0.2, 0.4, 0.6],
+                               "best_speedup": pytest.approx([2.0, 2.0 * math.sqrt(2), 2.0 * math.sqrt(3)]),
+                               "groups_signal": [1, 2, 3], "groups_speed": [0, 1, 2], "groups_flat": [7, 6, 5]}
+    assert got["rl_contrastive"]["groups_signal"] == [None, 2, 3]
     out = report.plot(tmp_path / "p.png", arms)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(SystemExit, match="no RL step logged in"):  # no arm has run yet: a message, not an empty plot
         report.plot(tmp_path / "q.png", {"rl_contrastive": tmp_path / "none"})
     assert not (tmp_path / "q.png").exists()
+
+
+def test_report_shows_the_tests_and_the_decision(tmp_path, capsys):
+    """The hand-made summary's tests as rows (the plain end against the start, the contrastive end against both),
+    with R, the mean difference, W+ and the exact p, and the decision's line."""
+    import report
+    tasks = [f"t{i}" for i in range(6)]
+    def split(r):
+        return {"train": dict(R=sum(r) / 6, tasks={t: metrics(x) for t, x in zip(tasks, r)}),
+                "heldout": dict(R=0.0, tasks={"h": metrics(0.0)})}
+    summary = measure.add_tests(dict(model="M", date="2026-12-06", commit="abc", checkpoints={
+        "start": split([0.0] * 6), "rl_plain": split([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]),
+        "rl_contrastive": split([0.0] * 6)}, machines={"start": "GPU A", "rl_plain": "GPU A"}))
+    rows = report.tests_table(summary).splitlines()
+    assert [r.split(" | ")[:3] for r in rows[2:]] == [
+        ["| rl_contrastive", "train (6)", "start (greater)"], ["| rl_contrastive", "train (6)", "rl_plain (two-sided)"],
+        ["| rl_contrastive", "heldout (1)", "start (greater)"],
+        ["| rl_contrastive", "heldout (1)", "rl_plain (two-sided)"],
+        ["| rl_plain", "train (6)", "start (greater)"], ["| rl_plain", "heldout (1)", "start (greater)"]]
+    plain = rows[6].split(" | ")
+    assert plain[3:5] == ["0.350", "0.000"] and plain[5].startswith("+0.350 [+") and plain[6:8] == ["21", "0.01562"]
+    assert rows[3].split(" | ")[7] == "0.03125"  # contrastive below plain on all 6, two-sided: 2/64
+    (tmp_path / "s.json").write_text(json.dumps(summary))
+    report.main([str(tmp_path / "s.json")])
+    out = capsys.readouterr().out
+    assert "- decision (rl_plain against start on the training tasks: one-sided exact Wilcoxon signed-rank over " \
+           "tasks on R, alpha 0.05): W+ = 21, p = 0.01562: beats the start" in out
+    assert "measured on: start GPU A, rl_plain GPU A" in out
 
 
 def test_best_kernel_per_task_from_a_measured_work_folder(tmp_path, capsys):
