@@ -2,6 +2,7 @@
 the tiny model on two CPU tasks (real evaluations), the random base against the shipped demo policy."""
 import json
 import math
+import re
 import sys
 import types
 from pathlib import Path
@@ -132,13 +133,13 @@ def test_protocol_end_to_end_start_and_demo_policy(tmp_path):
     assert (s["model"], s["tasks_train"], s["tasks_heldout"]) == ("tiny", ["cpu/relu"], ["cpu/add_mul"])
     assert set(s["checkpoints"]) == set(s["machines"]) == {"start", "rl_plain"} and len(s["commands"]) == 2
     assert s["commit"]
-    keys = {"samples", "ok", "copies", "faster", "fast_1", "geomean_best", "custom_kernel", "R", "tasks",
-            *measure.SECONDARY}
+    keys = {"samples", "ok", "copies", "faster", "fast_1", "geomean_best", "custom_kernel", "R", "secondary", "tasks"}
     for label, split_stats in s["checkpoints"].items():
         assert set(split_stats) == {"train", "heldout"}
         for st in split_stats.values():  # the start is what the others are tested against: no tests of its own
             assert set(st) == (keys if label == "start" else keys | {"tests"}) and st["samples"] == 4
             assert st["R"] == sum(m["R"] for m in st["tasks"].values()) / len(st["tasks"])
+            assert set(st["secondary"]) == set(measure.SECONDARY) and st["fast_1"] in (0.0, 1.0)  # 1 task a split
     start, demo = s["checkpoints"]["start"], s["checkpoints"]["rl_plain"]
     assert start["train"]["ok"] == start["heldout"]["ok"] == 0.0  # a random byte model writes no program
     assert start["train"]["R"] == start["heldout"]["R"] == 0.0
@@ -412,3 +413,29 @@ def test_best_kernel_per_task_from_a_measured_work_folder(tmp_path, capsys):
     assert [f.name for f in (tmp_path / "best").iterdir()] == ["level1_a.py"]
     text = (tmp_path / "best" / "level1_a.py").read_text()
     assert text.startswith("# level1/a: 2.50x eager") and text.rstrip().endswith("A = 3")
+
+
+def test_the_proofs_tasks_by_the_rule_and_never_held_out():
+    """proof_tasks' rule on hand-made records (speedups, and tokens as characters): in when fastest / slowest >= 1.3
+    and a variant above 1.02x fits the cap; copies and failures are not variants. PROTOCOL.md's list holds training
+    tasks only."""
+    import proof_tasks
+    def rec(task, speedup, n, status="ok", copy=False):
+        return dict(task=task, candidate=f"c{n}", code="x" * n,
+                    result=dict(status=status, same_as_reference=copy, speedup=speedup))
+    records = [rec("a", 1.5, 900), rec("a", 1.1, 4000), rec("a", 0.9, 600), rec("a", 9.0, 10, copy=True),
+               rec("b", 1.25, 100), rec("b", 1.0, 100), rec("b", 0.5, 100, status="wrong_output"),
+               rec("c", 2.0, 5000), rec("c", 1.0, 100)]
+    found = proof_tasks.variants(records, count=len)
+    assert found["a"] == [(1.5, len(rl.as_reply("x" * 900, "")) + 1, "c900"),
+                          (1.1, len(rl.as_reply("x" * 4000, "")) + 1, "c4000"),
+                          (0.9, len(rl.as_reply("x" * 600, "")) + 1, "c600")]
+    rows = {task: (ok, fits and fits[0], [b[0] for b in beyond])
+            for task, ok, _, fits, beyond in proof_tasks.select(["a", "b", "c", "d"], found, cap=3200)}
+    # a: spread 1.67, its 1.5x fits, its 1.1x does not; b: spread 1.25; c: its only fast one is beyond the cap
+    assert rows == {"a": (True, 1.5, [1.1]), "b": (False, 1.25, []), "c": (False, None, [2.0]),
+                    "d": (False, None, [])}
+    text = (REPO / "bench/real/PROTOCOL.md").read_text()
+    listed = "".join(re.findall(r"^    (level\S+)$", text, re.M)).split(",")  # the indented list
+    split = json.loads((REPO / "bench/real/split.json").read_text())
+    assert len(listed) == 16 and set(listed) <= set(split["train"]) and not set(listed) & set(split["heldout"])

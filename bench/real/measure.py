@@ -15,7 +15,8 @@ Per checkpoint and per split (training tasks, held-out tasks) it reports:
     fast_1         share of tasks with at least one such sample
     geomean_best   geomean over tasks of the best correct non-copy speedup (1.0 where there is none)
     custom_kernel  how many of the faster samples ran a kernel of their own (speedup_kind custom_kernel)
-    R ...          the means over tasks of task_metrics (R, the primary metric, and the secondary ones), and
+    R              the mean over tasks of R, the primary metric (task_metrics)
+    secondary      the means over tasks of the secondary metrics (task_metrics)
     tasks          task_metrics per task, from which the tests are computed
 
 and merges it into a summary JSON (default bench/real/summary.json), so checkpoints measured in different sittings
@@ -103,15 +104,15 @@ def task_metrics(results, eager_over_compiled=None):
 
 
 def split_summary(tasks, results, group_size, baselines):
-    """split_stats, the means over tasks of task_metrics (over the tasks where one is defined) and the per-task
-    numbers; baselines: {task: eager ms / compiled ms}."""
+    """split_stats, R and each secondary metric's mean over tasks (over the tasks where it is defined), and the
+    per-task numbers (task_metrics); baselines: {task: eager ms / compiled ms}."""
     per_task = {name: task_metrics(results[i * group_size:(i + 1) * group_size], baselines.get(name))
                 for i, name in enumerate(tasks)}
-    means = {}
-    for key in ("R",) + SECONDARY:
+    def mean(key):
         have = [m[key] for m in per_task.values() if m[key] is not None]
-        means[key] = sum(have) / len(have) if have else None
-    return dict(split_stats(tasks, results, group_size), **means, tasks=per_task)
+        return sum(have) / len(have) if have else None
+    return dict(split_stats(tasks, results, group_size), R=mean("R"),
+                secondary={key: mean(key) for key in SECONDARY}, tasks=per_task)
 
 
 def compile_baselines(path):
@@ -228,8 +229,9 @@ def policy_config(cfg, folder):
 
 
 def measure(cfg, folder, splits, work, samples=SAMPLES, stop_after=0.0, baselines=None):
-    """{split: split_summary} for one checkpoint (baselines: {task: eager ms / compiled ms}); splits: {name: [(task, ref)]}. Generated --gen-batch tasks at a time
-    (one generate call, its samples kept in work/samples.jsonl as it ends), then every sample evaluated in ONE
+    """{split: split_summary} for one checkpoint; splits: {name: [(task, ref)]}, baselines: {task: eager ms /
+    compiled ms}. Generated --gen-batch tasks at a time (one generate call, its samples kept in work/samples.jsonl as
+    it ends), then every sample evaluated in ONE
     evaluator call, each result kept in work/evaluated.jsonl as it ends (a build that hangs holds one build slot,
     not the rest), then settled as rl.measure settles them (work/results.jsonl). After a cut the same command goes
     on where it stopped, with the samples an uncut run draws (a generate call's seed comes from its tasks' names).

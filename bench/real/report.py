@@ -56,7 +56,8 @@ def tests_table(summary):
     Holm-adjusted p ("-" where no task defines it)."""
     from measure import SECONDARY
     rows = ["| checkpoint | tasks | against | R | R against | mean diff [95% CI] | W+ | p | "
-            + " | ".join(f"{key} (p Holm)" for key in SECONDARY) + " |", "|---|---|---|" + "---|" * (5 + len(SECONDARY))]
+            + " | ".join(f"{key} (p Holm)" for key in SECONDARY) + " |",
+            "|---|---|---|" + "---|" * (5 + len(SECONDARY))]
     ck = summary["checkpoints"]
     for label in labels(summary):
         for split, stats in ck[label].items():
