@@ -164,8 +164,8 @@ def bootstrap_ci(diffs, seed=BOOT_SEED, n=BOOT_N, level=0.95):
 
 
 def holm(pvalues):
-    """Holm's step-down adjusted p-values, in the input order: the k-th smallest of m times (m - k + 1), then no
-    smaller than the one before it, at most 1. Example: [0.01, 0.04, 0.03] -> [0.03, 0.06, 0.06]."""
+    """Holm's step-down adjusted p-values, in the input order: the k-th smallest of the m p-values times (m - k + 1),
+    then no smaller than the one before it, at most 1. Example: [0.01, 0.04, 0.03] -> [0.03, 0.06, 0.06]."""
     order, out, running = sorted(range(len(pvalues)), key=lambda i: pvalues[i]), [0.0] * len(pvalues), 0.0
     for k, i in enumerate(order):
         running = max(running, min(1.0, (len(pvalues) - k) * pvalues[i]))
