@@ -1,19 +1,21 @@
-"""bench/real/report.py: the proof's table and its targets from summary.json, and one plot of the two RL
+"""bench/real/report.py: the proof's tables, its decision and targets from summary.json, and one plot of the two RL
 arms' logs, for the README and bench/RESULTS.md.
 
-    python bench/real/report.py                                   # the markdown table, then each target met or missed
-    python bench/real/report.py --plot bench/real/progress.png    # pass rate and mean reward per step, both arms
+    python bench/real/report.py              # the protocol's numbers, its tests (PROTOCOL.md), the decision, targets
+    python bench/real/report.py --plot bench/real/progress.png    # per step, both arms: pass rate, mean reward,
+                                                                  # best speedup, the variance diagnostic
     python bench/real/report.py --best bench/real/work/sft200 bench/real/best/sft   # each task's fastest kernel
 """
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))
+sys.path[:0] = [str(HERE.parents[1]), str(HERE)]
 import rl  # noqa: E402  (its rl.extract_code: the code of a reply, as measure.py evaluated it)
-ORDER = ("base", "sft", "ssl", "sftc", "rl_contrastive", "rl_plain")  # the stages' order; other labels follow
+ORDER = ("base", "sft", "ssl", "sftc", "start", "rl_contrastive", "rl_plain")  # the stages' order; other labels follow
 ARMS = {"rl_contrastive": HERE / "ckpt" / "rl_contrastive", "rl_plain": HERE / "ckpt" / "rl_no-contrastive"}
 
 
@@ -23,7 +25,7 @@ def pct(x):
 
 COLUMNS = [("samples", "samples", str), ("ok", "ok", pct), ("copies", "copies", pct), ("faster", "faster", pct),
            ("fast_1", "fast_1", pct), ("geomean_best", "geomean best", lambda x: f"{x:.2f}x"),
-           ("custom_kernel", "custom kernels", str)]
+           ("custom_kernel", "custom kernels", str), ("R", "R", lambda x: f"{x:.3f}")]
 
 
 def labels(summary):
@@ -32,15 +34,41 @@ def labels(summary):
 
 
 def table(summary):
-    """One row per checkpoint and split (train, heldout), the protocol's numbers as measure.py merged them."""
+    """One row per checkpoint and split (train, heldout), the protocol's numbers as measure.py merged them ("-" for
+    one a summary lacks: R came with the pre-registered protocol)."""
     rows = ["| checkpoint | tasks | " + " | ".join(title for _, title, _ in COLUMNS) + " |",
             "|---|---|" + "---|" * len(COLUMNS)]
     for label in labels(summary):
         for split, stats in summary["checkpoints"][label].items():
             n = len(summary.get(f"tasks_{split}", []))
-            cells = " | ".join(fmt(stats[key]) for key, _, fmt in COLUMNS)
+            cells = " | ".join("-" if stats.get(key) is None else fmt(stats[key]) for key, _, fmt in COLUMNS)
             rows.append(f"| {label} | {split} ({n}) | {cells} |")
     return "\n".join(rows)
+
+
+def pm(x):
+    return "-" if x is None else f"{x:+.3f}"
+
+
+def tests_table(summary):
+    """One row per test measure.py's add_tests made (checkpoint, split, against): R of both, the mean difference
+    over tasks with its bootstrap 95% CI, W+, the exact p; then each secondary metric's mean difference and its
+    Holm-adjusted p ("-" where no task defines it)."""
+    from measure import SECONDARY
+    rows = ["| checkpoint | tasks | against | R | R against | mean diff [95% CI] | W+ | p | "
+            + " | ".join(f"{key} (p Holm)" for key in SECONDARY) + " |",
+            "|---|---|---|" + "---|" * (5 + len(SECONDARY))]
+    ck = summary["checkpoints"]
+    for label in labels(summary):
+        for split, stats in ck[label].items():
+            for against, t in stats.get("tests", {}).items():
+                ci = "[{:+.3f}, {:+.3f}]".format(*t["ci"]) if t["ci"] else ""
+                sec = " | ".join(f"{pm(x['mean_diff'])} ({x['p_holm']:.3g})" if "p_holm" in x else "-"
+                                 for x in t["secondary"].values())
+                rows.append(f"| {label} | {split} ({t['tasks']}) | {against} ({t['alternative']}) | {stats['R']:.3f} "
+                            f"| {ck[against][split]['R']:.3f} | {pm(t['mean_diff'])} {ci} | {t['W']:g} "
+                            f"| {t['p']:.4g} | {sec} |")
+    return "\n".join(rows) if len(rows) > 2 else ""
 
 
 def copies(stats):
@@ -66,32 +94,50 @@ def targets(summary):
     return out
 
 
+DIAGNOSTIC = ("groups_signal", "groups_speed", "groups_flat")  # per step: groups by what their advantages carry
+
+
+def geomean(values):
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
 def arm_steps(arms=ARMS):
-    """{arm: {"step": [...], "pass_rate": [...], "mean_reward": [...]}} from each arm folder's log.jsonl (arms with
-    none left out). Not best_speedup: it starts at the best the --init-from database carried (stage-1's 5.47x), the
-    same for both arms whatever they do."""
+    """{arm: {"step", "pass_rate", "mean_reward", "best_speedup", *DIAGNOSTIC: [one per step]}} from each arm folder's
+    log.jsonl (arms with none left out). best_speedup: the geomean over the run's tasks of the best so far (it starts
+    at what the --init-from database carried, the same for both arms); a diagnostic key an older log lacks is None."""
     logs = {arm: rl.read_jsonl(Path(folder) / "log.jsonl") for arm, folder in arms.items()}  # none: []
-    return {arm: {key: [r[key] for r in recs] for key in ("step", "pass_rate", "mean_reward")}
+    return {arm: {"step": [r["step"] for r in recs], "pass_rate": [r["pass_rate"] for r in recs],
+                  "mean_reward": [r["mean_reward"] for r in recs],
+                  "best_speedup": [geomean(list(r.get("best_speedup", {}).values())) for r in recs],
+                  **{key: [r.get(key) for r in recs] for key in DIAGNOSTIC}}
             for arm, recs in logs.items() if recs}
 
 
 def plot(path, arms=ARMS):
-    """Pass rate and mean reward per step of each RL arm whose folder has a log.jsonl, in one figure at path."""
+    """Pass rate, mean reward, best speedup and the variance diagnostic per step of each RL arm whose folder has a
+    log.jsonl, in one figure at path (the diagnostic's panel is empty where no log has it)."""
     series = arm_steps(arms)
     if not series:
         raise SystemExit(f"no RL step logged in {', '.join(str(f) for f in arms.values())}: nothing to plot yet")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
-    for arm, s in series.items():
-        axes[0].plot(s["step"], s["pass_rate"], marker="o", label=arm)
-        axes[1].plot(s["step"], s["mean_reward"], marker="o", label=arm)
+    fig, axes = plt.subplots(1, 4, figsize=(18, 3.8), layout="constrained")
+    for (arm, s), color in zip(series.items(), ("C0", "C1", "C2", "C3")):
+        for ax, key in zip(axes, ("pass_rate", "mean_reward", "best_speedup")):
+            ax.plot(s["step"], s[key], marker="o", color=color, label=arm)
+        for key, style in zip(DIAGNOSTIC, ("-", "--", ":")):
+            steps = [(x, y) for x, y in zip(s["step"], s[key]) if y is not None]
+            if steps:
+                axes[3].plot(*zip(*steps), linestyle=style, marker="o", color=color, label=f"{arm} {key[7:]}")
     axes[1].axhline(0.0, color="gray", linestyle="--", linewidth=1)  # a failure's reward
-    for ax, title in zip(axes, ("pass rate (correct, not copies)", "mean reward of the step's samples")):
+    titles = ("pass rate (correct, not copies)", "mean reward of the step's samples",
+              "best speedup so far (geomean over tasks)", "groups: with a signal, by speed, flat")
+    for ax, title in zip(axes, titles):
         ax.set(title=title, xlabel="step")
         ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-        ax.legend(fontsize=8)
+        if ax.get_lines():
+            ax.legend(fontsize=8)
     fig.savefig(path, dpi=110)
     return path
 
@@ -135,6 +181,14 @@ def main(argv=None):
         raise SystemExit(f"no {a.summary}: measure a checkpoint first (bench/real/measure.py)")
     summary = json.loads(Path(a.summary).read_text())
     print(f"{summary['model']}, {summary['date']}, commit {summary['commit']}\n\n{table(summary)}\n")
+    if tests_table(summary):
+        print(f"{tests_table(summary)}\n")
+    if summary.get("machines"):
+        print("measured on: " + ", ".join(f"{k} {v}" for k, v in summary["machines"].items()))
+    if "decision" in summary:
+        d = summary["decision"]
+        print(f"- decision ({d['rule']}): W+ = {d['W']:g}, p = {d['p']:.4g}: "
+              f"{'beats' if d['beats'] else 'does NOT beat'} the start")
     for what, value, met in targets(summary):
         print(f"- {what}: {value}, {'met' if met else 'MISSED'}")
     if a.plot:
