@@ -18,6 +18,8 @@ tests/corpus holds one file per attack. A verdict's reason starts with its check
     values nonfinite output_shape/dtype/device  wrong on 4 input sets of 3 distributions, within  _correctness_gate
                                                 a tolerance calibrated against float64, capped
     reference                                   a stochastic or overflowing reference, refused    _check_reference
+    memory                                      a task that cannot fit its device at all (one     fences.memory_plan
+                                                line, before any process starts)
     lazy_output output_storage side_stream      outputs not final and separate when forward       Worker.run, _Sides
       background_thread                         returns or after the call answered
     deferred_work                               forward turns the collector on or unblocks        Worker.run
@@ -30,11 +32,14 @@ tests/corpus holds one file per attack. A verdict's reason starts with its check
     same_as_reference (ok, no credit)           the reference renamed, or exactly its ops (with   static_check, _profile
                                                 time_copies off: checked in full, timed 1-2 rounds)
     (the charge)                                work the precise clock does not see: the judge's  charge
-                                                clock bounds what the candidate is charged
+                                                clock bounds what the candidate is charged, the
+                                                host clock CPU work in the hold's window; the
+                                                reference's clean rounds cap its paired levels    _clean_rounds
 In the order one evaluation flows: Result and Options; the API (evaluate, evaluate_many, builds; the caller starts
 the processes); static checks; the judge's steps; the numerics (tolerance, oracle, charge); the worker; then the
 hardening under rulers of its own: builds served outside the sandbox, the sandbox (seal, forkserver, seccomp,
 Landlock, process groups), the guards (watched attributes, flags, the L2 flush, the GPU hold); tasks; the CLI.
+fences.py holds the newer walls: the memory plan, the shared arenas, the clean-level cap, the numeric flags.
 """
 import argparse
 import ast
@@ -983,8 +988,9 @@ def _quiet_broken_pipes(kind, value, tb):
 def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, plan):
     """Run one evaluation (inside the judge process) and return a Result; raises Verdict on failure. In order: both
     sides set up (the reference first, and run once here), the correctness gate, the phase probe, the profile, the
-    timed rounds, the reference's clean rounds (the candidate's processes ended), the charge. turn(what) waits for the caller's word before any candidate code runs ("go") and
-    before the profile and the clock ("clock"): evaluations beside this one run their trusted set-up meanwhile.
+    timed rounds, the reference's clean rounds (the candidate's processes ended), the charge. turn(what) waits for
+    the caller's word before any candidate code runs ("go") and before the profile and the clock ("clock"):
+    evaluations beside this one run their trusted set-up meanwhile.
     logdirs: (the session's, the candidate's); known: the session's reference side (_set_up); plan: the task's
     fences.memory_plan, as a dict."""
     phases, t0 = {"wait": 0.0}, _perf()
@@ -1167,7 +1173,7 @@ def _phase_probe(s, xs, tols):
     ref, cand, recv = s.w["ref"], s.w["cand"], s.recv
     train_out = [_keep(r, s.host) for r in recv["ref"]]
     ref("mode", False), s.call("ref", 0, xs, "eval mode")
-    if all(_mismatch(_keep(a, s.host), b, t) is None for a, b, t in zip(recv["ref"], train_out, tols)):
+    if all(_mismatch(a.to(b.device), b, t) is None for a, b, t in zip(recv["ref"], train_out, tols)):
         cand("mode", False), s.call("cand", 0, xs, "eval mode")
         bad = next((m for c, w, t in zip(recv["cand"], train_out, tols) if (m := _mismatch(_keep(c, s.host), w, t))),
                    None)
@@ -1236,7 +1242,7 @@ def _timed_rounds(s, o, tols, n_checks):
         if alias or ref_alias:
             raise (cand if alias else ref)._fail("rejected", "output_storage", "the output shares storage with an "
                                                  "input; return a new tensor")
-        if not all(_same(a, _keep(r, s.host)) for a, r in zip(got["cand"], recv["cand"])):
+        if not all(_same(a, r.to(a.device)) for a, r in zip(got["cand"], recv["cand"])):
             raise Verdict("rejected", "background_thread", f"the output changed after the call answered ({where})")
         for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
             bad = s.verdict_on(j, c, r, 2 * t, where, started)
@@ -1700,7 +1706,7 @@ def _worker_main(conn, device, logdir, role, nice=0):
 
 
 _WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "flush_buf", "hold", "attrs", "flags0", "mod",
-                 "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # every attribute the harness gives a worker
+                 "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # every attribute the harness gives it
 
 
 class Worker:
@@ -1894,13 +1900,13 @@ class Worker:
         if self.cuda:
             _record(ev[1], stream)
         t1 = _perf()  # forward's end on the CPU (on CUDA the clock runs on to the end of the synchronize below)
+        if _gc_on() or _sigmask(signal.SIG_BLOCK, ()) != mask:  # first: any allocation here could collect
+            raise Verdict("rejected", "deferred_work", "forward turned the garbage collector on or unblocked signals: "
+                          "code of its own could run in the harness after forward returned")
         fwd = _thread_cpu() - fwd0
         if fences.numeric_flags() != self.numerics:
             raise Verdict("rejected", "backend_flags", "forward returned with a global setting of fp32 arithmetic "
                           "changed (TF32, matmul precision, reduced-precision reductions, default dtype)")
-        if _gc_on() or _sigmask(signal.SIG_BLOCK, ()) != mask:
-            raise Verdict("rejected", "deferred_work", "forward turned the garbage collector on or unblocked signals: "
-                          "code of its own could run in the harness after forward returned")
         snap = None
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
             self._guard()  # before the harness' clone below

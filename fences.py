@@ -173,10 +173,10 @@ def shared_arena(nbytes, device):
     there are an unnamed memfd holding nothing else)."""
     if not device.startswith("cuda"):
         return None
-    size = arena_bytes(nbytes)
+    size, dev = arena_bytes(nbytes), torch.device(device)
     pool = torch.cuda.MemPool() if hasattr(torch.cuda, "MemPool") else None
     if pool is not None:
-        with torch.cuda.use_mem_pool(pool, device=torch.device(device)):
+        with torch.cuda.use_mem_pool(pool, device=dev.index if dev.index is not None else torch.cuda.current_device()):
             arena = torch.empty(size, dtype=torch.uint8, device=device)
     else:
         arena = torch.empty(size, dtype=torch.uint8, device=device)
@@ -191,8 +191,8 @@ def fills_segment(t, pool=None):
     """Does tensor t's storage span exactly one allocator segment (per torch.cuda.memory_snapshot: every pool's
     segments, or else those of the pool t came from)?"""
     p, n = t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()
-    for segments in (torch.cuda.memory_snapshot(), torch.cuda.memory_snapshot(pool.id) if pool is not None else []):
-        for seg in segments:
+    for snapshot in (torch.cuda.memory_snapshot, lambda: torch.cuda.memory_snapshot(pool.id) if pool else []):
+        for seg in snapshot():
             if seg["address"] <= p < seg["address"] + seg["total_size"]:
                 return seg["address"] == p and seg["total_size"] == n
     return False

@@ -12,6 +12,7 @@ task: cpu/relu
 device: cuda
 expect: ok
 max_speedup: 1.0
+speedup_kind: framework_ops
 """
 import torch
 import torch.nn as nn
