@@ -109,13 +109,13 @@ def evaluation_bytes(ins, outs, params, peak, sets, oracle, cuda=True):
 
 
 def device_budget(device):
-    """Bytes an evaluation may plan for: on CUDA the device's free memory (total less 6% when this process has no
-    context: contexts, the allocator's rounding), on the CPU what /proc/meminfo calls available."""
+    """Bytes an evaluation may plan for: on CUDA the device's memory less 6% (the driver's own, the allocator's
+    rounding) and what this process's allocator holds there (rl.py's policy), read without creating a context; on
+    the CPU what /proc/meminfo calls available."""
     if device.startswith("cuda"):
-        dev = torch.device(device)
-        if torch.cuda.is_initialized():
-            return torch.cuda.mem_get_info(dev)[0]
-        return int(torch.cuda.get_device_properties(dev.index or 0).total_memory * 0.94)
+        index = torch.device(device).index or 0
+        held = torch.cuda.memory_reserved(index) if torch.cuda.is_initialized() else 0
+        return int(torch.cuda.get_device_properties(index).total_memory * 0.94) - held
     with open("/proc/meminfo") as f:
         info = dict(line.split(":", 1) for line in f)
     return int(info["MemAvailable"].split()[0]) * 1024
@@ -182,8 +182,9 @@ def shared_arena(nbytes, device):
         arena = torch.empty(size, dtype=torch.uint8, device=device)
     _POOLS.append(pool)  # kept for the process's life, as the session's buffers are
     if not fills_segment(arena, pool):
-        raise RuntimeError("harness: a shared buffer does not fill its allocator segment (expandable_segments in "
-                           "PYTORCH_CUDA_ALLOC_CONF?); the candidate's IPC handle would map the judge's memory")
+        raise RuntimeError("harness: a shared buffer does not fill its allocator segment (expandable_segments or "
+                           "roundup_power2_divisions in PYTORCH_CUDA_ALLOC_CONF?): the candidate's IPC handle would "
+                           "map the judge's memory")
     return arena
 
 
