@@ -113,6 +113,8 @@ def device_budget(device):
     rounding) and what this process's allocator holds there (rl.py's policy), read without creating a context; on
     the CPU what /proc/meminfo calls available."""
     if device.startswith("cuda"):
+        if not torch.cuda.is_available():  # nothing to size against: evaluate says so in its own words
+            return 1 << 62
         index = torch.device(device).index or 0
         held = torch.cuda.memory_reserved(index) if torch.cuda.is_initialized() else 0
         return int(torch.cuda.get_device_properties(index).total_memory * 0.94) - held
