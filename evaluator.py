@@ -166,6 +166,7 @@ class Options:
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
     pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (on an H200,
                                  # unpinned, two processes' harness overheads differ by 5-11%: bench/RESULTS.md §5)
+    host_clock: bool = True      # CUDA: charge CPU time in the call beyond the reference's (work the hold would hide)
     clean_rounds: int = 10       # rounds of the reference alone once the candidate's processes ended, which cap what
                                  # its paired rounds cost (work the candidate left on the GPU slows those only)
     time_copies: bool = True     # time a reference copy in full (off: checked in full, timed 1-2 rounds, as it
@@ -1020,6 +1021,8 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
     ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
                                                       (o.worker_overhead_slack, o.judge_overhead_slack))
     paired = _level([x[0] for x in clock["ref"]])
+    if plan["sets"] < 2 or plan["oracle"] == "host":
+        note += (f"memory plan: {plan['sets']} input set(s) per side, the oracle on the {plan['oracle']}; ")
     if ref_ms < paired / 1.05:
         note += (f"the reference ran {paired / ref_ms - 1:.0%} slower beside the candidate than alone: charged at its "
                  "level alone; ")
@@ -1234,7 +1237,7 @@ def _timed_rounds(s, o, tols, n_checks):
                 _signal_group(other, signal.SIGCONT)
             got[side] = [_keep(r, s.host) for r in recv[side]]  # the answer as it stood when the clock stopped
             if timed:
-                clock[side].append(ms)
+                clock[side].append(ms if o.host_clock else ms[:3])
         where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
         if not (_intact(s.stage["cand"][b], xs) and _intact(s.stage["ref"][b], xs)):  # the reference was checked
             raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
@@ -1265,7 +1268,7 @@ def _clean_rounds(s, o, n):
     for k in range(n):
         b = k % len(s.stage["ref"])
         ms, *_ = _timed(s.w["ref"], s.pid["ref"], s.stage["ref"][b], _draw(s, rng), b, s.hold, s.device)
-        clean.append(ms)
+        clean.append(ms if o.host_clock else ms[:3])
     return clean
 
 
