@@ -1045,7 +1045,8 @@ class _Sides:
     ref_mod: types.ModuleType
     device: str
     hold: bool = False       # every call behind a GPU hold (both sides) or none
-    host: bool = False       # the oracle and the comparisons on the host (fences.memory_plan)
+    host: bool = False       # the oracle and the correctness sets' comparisons on the host (fences.memory_plan)
+    rounds_host: bool = False  # ... and the timed rounds' too
     idx: list = field(default_factory=list)   # per output: positions its fingerprints sample
     seen: list = field(default_factory=list)  # fingerprints of every answer so far (output_replay)
 
@@ -1128,7 +1129,7 @@ def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known, pl
     bufs = known["bufs"]
     s = _Sides(w={"ref": ref, "cand": cand}, pid={"ref": known["pid"], "cand": cand.pid},
                stage={k: b[0] for k, b in bufs.items()}, recv={k: b[1] for k, b in bufs.items()},  # own memory
-               digest=digest, ref_mod=ref_mod, device=device, host=host)
+               digest=digest, ref_mod=ref_mod, device=device, host=host, rounds_host=plan["rounds"] == "host")
     del first_set
     _send_buffers(cand, *bufs["cand"][2:])
     ref("setup", ref_src, "Model", init_args, init_seed, {}, env, logdirs[0], False)
@@ -1235,7 +1236,7 @@ def _timed_rounds(s, o, tols, n_checks):
                 ms, *flags[side] = _timed(s.w[side], s.pid[side], s.stage[side][b], xs, b, s.hold, s.device)
             finally:
                 _signal_group(other, signal.SIGCONT)
-            got[side] = [_keep(r, s.host) for r in recv[side]]  # the answer as it stood when the clock stopped
+            got[side] = [_keep(r, s.rounds_host) for r in recv[side]]  # the answer as it stood when the clock stopped
             if timed:
                 clock[side].append(ms if o.host_clock else ms[:3])
         where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
@@ -1504,8 +1505,13 @@ def _err(x, o):
             return 0.0
         x, o = x[fin], o[fin]
     dtype = torch.promote_types(torch.promote_types(x.dtype, o.dtype), torch.float32)
-    x, o = x.to(dtype), o.to(dtype)
-    return _rel_err(x, o, _rms(o))
+    x, o = x.flatten(), o.flatten()
+    rms = _rms(o).to(dtype)
+    return max((_rel_err(x[i:i + CHUNK].to(dtype), o[i:i + CHUNK].to(dtype), rms)
+                for i in range(0, o.numel(), CHUNK)), default=0.0)
+
+
+CHUNK = 1 << 26  # elements compared at a time: temporaries stay small beside KernelBench's multi-GB outputs
 
 
 def _rel_err(x, o, rms):
@@ -1513,8 +1519,13 @@ def _rel_err(x, o, rms):
 
 
 def _rms(o):
-    big = o.abs().amax().clamp_min(1e-30)
-    return big * (o / big).pow(2).mean().sqrt()  # scaled: squares of huge fp32 values would overflow
+    """The RMS of o, in chunks, scaled (squares of huge fp32 values would overflow), accumulated in float64."""
+    o = o.flatten()
+    if not o.numel():
+        return torch.zeros((), dtype=o.dtype, device=o.device)
+    big = torch.maximum(o.amax().abs(), o.amin().abs()).double().clamp_min(1e-30)
+    squares = sum(float((o[i:i + CHUNK].double() / big).pow(2).sum()) for i in range(0, o.numel(), CHUNK))
+    return (big * math.sqrt(squares / o.numel())).to(o.dtype)
 
 
 def _mismatch(c, o, tol):
@@ -2422,7 +2433,10 @@ def _is_const(v):
 
 
 def _same(a, b):
-    """Bitwise-equal values, NaN equal to NaN."""
+    """Bitwise-equal values, NaN equal to NaN (in chunks where both are contiguous: no output-sized temporaries)."""
+    if a.numel() > CHUNK and a.shape == b.shape and a.is_contiguous() and b.is_contiguous():
+        a, b = a.view(-1), b.view(-1)
+        return all(_same(a[i:i + CHUNK], b[i:i + CHUNK]) for i in range(0, a.numel(), CHUNK))
     if a.is_floating_point() or a.is_complex():
         return bool(((a == b) | (a.isnan() & b.isnan())).all())
     return torch.equal(a, b)

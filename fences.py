@@ -36,7 +36,8 @@ class MemoryPlan:
     params: int           # bytes of the reference's parameters and buffers
     peak: int             # bytes forward allocates at its peak (outputs and activations)
     sets: int = 2         # input sets resident in each side's shared buffers (timed rounds alternate them)
-    oracle: str = "device"  # where the float64 oracle runs and the outputs are compared: device | host
+    oracle: str = "device"  # where the float64 oracle runs and the correctness sets' outputs are compared
+    rounds: str = "device"  # where the timed rounds' answers are kept and compared: device | host
     in_flight: int = 2    # evaluations of this task that may share the device
     need: int = 0         # bytes this plan needs per evaluation on the device
     budget: int = 0       # bytes of the device it was planned for
@@ -136,18 +137,22 @@ def memory_plan(ref_src, device, in_flight=2, budget=None):
     try:
         ins, outs, params, peak = footprint(ref_src)
     except Exception:  # a broken task file: the judge reports it (check `reference`); no plan can know its size
-        return MemoryPlan(0, 0, 0, 0, 2, "device", in_flight, 0, budget)
+        return MemoryPlan(0, 0, 0, 0, 2, "device", "device", in_flight, 0, budget)
     cuda = device.startswith("cuda")
     tries = [(2, "device", in_flight), (2, "device", 1), (1, "device", 1)] + [(1, "host", 1)] * cuda
     for sets, oracle, k in dict.fromkeys(tries):
         need = evaluation_bytes(ins, outs, params, peak, sets, oracle, cuda)
         if k * need <= budget:
-            return MemoryPlan(ins, outs, params, peak, sets, oracle, k, need, budget)
+            # with the oracle on the host, the timed rounds still compare on the device (fast) if the two kept answers
+            # fit there too (the comparisons go in chunks: fences adds no temporaries for them)
+            rounds = "device" if oracle == "device" or need + 2 * outs <= budget else "host"
+            need += 2 * outs if oracle == "host" and rounds == "device" else 0
+            return MemoryPlan(ins, outs, params, peak, sets, oracle, rounds, k, need, budget)
     # the meta device's peak counts temporaries some ops' decompositions make there and the device kernels do not
     # (InstanceNorm: 3x its output): refused is only what cannot fit with forward allocating its outputs alone
     least = evaluation_bytes(ins, outs, params, outs, 1, oracle, cuda)
     if least <= budget:
-        return MemoryPlan(ins, outs, params, peak, 1, oracle, 1, least, budget)
+        return MemoryPlan(ins, outs, params, peak, 1, oracle, oracle, 1, least, budget)
     gb = lambda n: f"{n / GIB:.1f} GiB"  # noqa: E731
     raise MemoryRefusal(f"memory: the task needs {gb(least)} on {device} for one evaluation at its leanest (inputs "
                         f"{gb(ins)}, outputs {gb(outs)}, forward's peak {gb(peak)}, parameters {gb(params)}), "

@@ -168,3 +168,23 @@ def test_numeric_flags_see_tf32_and_matmul_precision():
 def test_arena_bytes_fill_whole_segments():
     assert fences.arena_bytes(1) == 10 << 20 and fences.arena_bytes(10 << 20) == 10 << 20
     assert fences.arena_bytes((10 << 20) + 1) == 12 << 20 and fences.arena_bytes(7 << 30) == 7 << 30
+
+
+def test_comparisons_in_chunks_agree_with_whole_tensors(monkeypatch):
+    """KernelBench's outputs are GBs: _err, _rms and _same work in chunks, with the same answers."""
+    o = torch.randn(4001, dtype=torch.float64) * 3
+    x, nan = (o + 1e-3 * torch.randn(4001, dtype=torch.float64)).float(), o.clone()
+    nan[7] = float("nan")
+    whole = (E._err(x, o), float(E._rms(o)))
+    monkeypatch.setattr(E, "CHUNK", 1000)
+    assert (E._err(x, o), float(E._rms(o))) == pytest.approx(whole, rel=1e-12)
+    assert whole[1] == pytest.approx(float(o.pow(2).mean().sqrt()), rel=1e-12)
+    assert E._same(nan, nan.clone()) and not E._same(o, nan)
+    assert not E._same(x, x.clone().index_fill_(0, torch.tensor([3999]), 0.0))
+
+
+def test_a_plan_with_the_oracle_on_the_host_keeps_the_timed_rounds_on_the_device_where_they_fit():
+    src = BIG.format(n=GIB // 4)  # 1 GiB in, 1 GiB out, peak 2 GiB
+    host = fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 1, "host")
+    assert fences.memory_plan(src, "cuda", budget=host + 2 * GIB).rounds == "device"
+    assert fences.memory_plan(src, "cuda", budget=host + GIB).rounds == "host"
