@@ -18,6 +18,8 @@ tests/corpus holds one file per attack. A verdict's reason starts with its check
     values nonfinite output_shape/dtype/device  wrong on 4 input sets of 3 distributions, within  _correctness_gate
                                                 a tolerance calibrated against float64, capped
     reference                                   a stochastic or overflowing reference, refused    _check_reference
+    memory                                      a task that cannot fit its device at all (one     fences.memory_plan
+                                                line, before any process starts)
     lazy_output output_storage side_stream      outputs not final and separate when forward       Worker.run, _Sides
       background_thread                         returns or after the call answered
     deferred_work                               forward turns the collector on or unblocks        Worker.run
@@ -30,11 +32,14 @@ tests/corpus holds one file per attack. A verdict's reason starts with its check
     same_as_reference (ok, no credit)           the reference renamed, or exactly its ops (with   static_check, _profile
                                                 time_copies off: checked in full, timed 1-2 rounds)
     (the charge)                                work the precise clock does not see: the judge's  charge
-                                                clock bounds what the candidate is charged
+                                                clock bounds what the candidate is charged, the
+                                                host clock CPU work in the hold's window; the
+                                                reference's clean rounds cap its paired levels    _clean_rounds
 In the order one evaluation flows: Result and Options; the API (evaluate, evaluate_many, builds; the caller starts
 the processes); static checks; the judge's steps; the numerics (tolerance, oracle, charge); the worker; then the
 hardening under rulers of its own: builds served outside the sandbox, the sandbox (seal, forkserver, seccomp,
 Landlock, process groups), the guards (watched attributes, flags, the L2 flush, the GPU hold); tasks; the CLI.
+fences.py holds the newer walls: the memory plan, the shared arenas, the clean-level cap, the numeric flags.
 """
 import argparse
 import ast
@@ -79,6 +84,8 @@ import torch
 import torch.multiprocessing  # noqa: F401  (registers the reductions that share tensors through pipes)
 import multiprocessing.connection as _mpc
 
+import fences
+
 _perf = time.perf_counter          # captured before any candidate code runs in this process
 _cuda_sync = torch.cuda.synchronize
 _cuda_stream = torch.cuda.current_stream
@@ -86,6 +93,7 @@ _Event = getattr(torch._C, "_CudaEventBase", None)  # CUDA events, without torch
 _record, _elapsed = getattr(_Event, "record", None), getattr(_Event, "elapsed_time", None)  # None: CPU-only torch
 _modes = (torch._C._len_torch_function_stack, torch._C._len_torch_dispatch_stack)
 _sigmask, _gc_on, _gc_enable, _gc_disable = signal.pthread_sigmask, gc.isenabled, gc.enable, gc.disable
+_cpu, _thread_cpu = time.process_time, time.thread_time  # every thread's CPU time; the calling thread's
 _SIGNALS = signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}
 
 
@@ -158,6 +166,9 @@ class Options:
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
     pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (on an H200,
                                  # unpinned, two processes' harness overheads differ by 5-11%: bench/RESULTS.md §5)
+    host_clock: bool = True      # CUDA: charge CPU time in the call beyond the reference's (work the hold would hide)
+    clean_rounds: int = 10       # rounds of the reference alone once the candidate's processes ended, which cap what
+                                 # its paired rounds cost (work the candidate left on the GPU slows those only)
     time_copies: bool = True     # time a reference copy in full (off: checked in full, timed 1-2 rounds, as it
                                  # earns no speedup credit; a quarter of an untrained model's samples are copies)
 
@@ -184,12 +195,17 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
         raise RuntimeError("device 'cuda' asked for, but torch sees no CUDA GPU (no GPU, or a CPU-only torch build)")
     fail, same = static_check(ref_src, cand_src)
     o = o if o.time_copies or not same else barely_timed(o)
+    own = session is None
+    if fail is None and own:
+        try:
+            session = _Session(ref_src, device, turns)
+        except fences.MemoryRefusal as e:  # before any process or build: the task cannot fit this device at all
+            fail = Result("runtime_error", reason=str(e), check="memory")
     if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, _stay_in_group)
         fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
                                                            progress=False, refs={cand_src: ref_src}))
     if fail is None:
-        logdir, own = tempfile.mkdtemp(prefix="cudal1-eval-"), session is None
-        session = session or _Session(ref_src, device, turns)
+        logdir = tempfile.mkdtemp(prefix="cudal1-eval-")
         if session.ref_src != ref_src or session.device != device:
             raise ValueError("evaluate: the session is for another reference or device")
         try:
@@ -239,10 +255,15 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     candidate in a worker of its own: it takes the task's next ready pair first, then one of a task no other thread
     is on. A pair whose reference was refused (check "reference": its own error above the ceiling, an overflow, a
     broken task file) is evaluated once more, on a new session's inputs: a reference that fails on some random
-    inputs would otherwise score the candidate for the task's fault."""
+    inputs would otherwise score the candidate for the task's fault.
+    Memory (fences.memory_plan, per task): a task too large for two evaluations at once brings in_flight down to 1
+    for the whole call; one that cannot fit the device at all is `runtime_error` (check `memory`) with no process
+    started."""
     o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
     overlap = device.startswith("cuda") if overlap is None else overlap
     in_flight = (2 if device.startswith("cuda") else 1) if in_flight is None else in_flight
+    plans = _plans({r for r, _ in pairs}, devices[0], in_flight)
+    in_flight = min([in_flight] + [p.in_flight for p in plans.values() if isinstance(p, fences.MemoryPlan)])
     pause = _BuildPause() if overlap else None
     turns, threads = {d: _Turns(pause) for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
@@ -266,10 +287,16 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
         while (i := q.take((dev, k), session and session.ref_src)) is not None:
             ref_src, cand_src = pairs[i]
             try:
+                if not isinstance(plans[ref_src], fences.MemoryPlan):  # the task cannot fit the device at all
+                    results[i] = Result("runtime_error", reason=str(plans[ref_src]), check="memory", device=dev)
+                    if on_result:
+                        on_result(i, results[i])
+                    bar.update(1)
+                    continue
                 if session is None or session.ref_src != ref_src:
                     if session:
                         session.close()
-                    session = _Session(ref_src, dev, turns[dev])
+                    session = _Session(ref_src, dev, turns[dev], plans[ref_src])
                     sessions.append(session)
                 run = lambda: evaluate(ref_src, cand_src, dev, built=True, session=session, **opts)
                 results[i] = _build_failure(ref_src, cand_src, q.failed) or run()
@@ -319,6 +346,17 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                          sessions=sum(x.started for x in sessions)).items():
             phases[k] = phases.get(k, 0) + v
     return results
+
+
+def _plans(refs, device, in_flight):
+    """{reference source: its fences.MemoryPlan, or the MemoryRefusal that says in one line why it cannot fit}."""
+    plans = {}
+    for ref in refs:
+        try:
+            plans[ref] = fences.memory_plan(ref, device, in_flight)
+        except fences.MemoryRefusal as e:
+            plans[ref] = e
+    return plans
 
 
 class _Terminated(KeyboardInterrupt):
@@ -632,8 +670,9 @@ class _Session:
     With turns (evaluate_many's, for the device): the processes start on the device's shared part (their CUDA contexts
     are GPU work too), and whatever a candidate's evaluation holds of it is let go once its worker has ended."""
 
-    def __init__(self, ref_src, device, turns=None):
+    def __init__(self, ref_src, device, turns=None, plan=None):
         self.ref_src, self.device, self.turns, self.procs, self.started = ref_src, device, turns, None, 0
+        self.plan = plan or fences.memory_plan(ref_src, device, in_flight=1)  # MemoryRefusal: it cannot fit
 
     def _open(self):
         ctx, self.logdir = _context(), tempfile.mkdtemp(prefix="cudal1-ref-")
@@ -681,7 +720,7 @@ class _Session:
                                name="cudal1-candidate")
             _start([cand])
             there.close()
-            self._hand_over(here, ("candidate", cand_src, asdict(o), logdir), held)
+            self._hand_over(here, ("candidate", cand_src, asdict(o), logdir, self.plan.to_dict()), held)
             spawn = _perf() - t0
             res, alive = self._judged(o, held)
         finally:
@@ -922,12 +961,12 @@ def _judge_main(out, ref_conn, ref_src, device, env, logdir):
         return _perf() - t
     ref, known = _Remote(ref_conn, "reference", Options.call_timeout_s, builds), {}
     while (msg := out.recv())[0] == "candidate":
-        _, cand_src, opts, cand_logdir = msg
+        _, cand_src, opts, cand_logdir, plan = msg
         o = Options(**opts)
         cand, ref.timeout = _Remote(_mpc.Connection(recv_handle(out)), "candidate", o.call_timeout_s, builds), \
             o.call_timeout_s
         try:
-            res = judge(ref, cand, ref_src, cand_src, device, o, env, (logdir, cand_logdir), turn, known)
+            res = judge(ref, cand, ref_src, cand_src, device, o, env, (logdir, cand_logdir), turn, known, plan)
         except Verdict as v:
             res = Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
         except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
@@ -947,36 +986,46 @@ def _quiet_broken_pipes(kind, value, tb):
         sys.__excepthook__(kind, value, tb)
 
 
-def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known):
+def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, plan):
     """Run one evaluation (inside the judge process) and return a Result; raises Verdict on failure. In order: both
     sides set up (the reference first, and run once here), the correctness gate, the phase probe, the profile, the
-    timed rounds, the charge. turn(what) waits for the caller's word before any candidate code runs ("go") and
-    before the profile and the clock ("clock"): evaluations beside this one run their trusted set-up meanwhile.
-    logdirs: (the session's, the candidate's); known: the session's reference side (_set_up)."""
+    timed rounds, the reference's clean rounds (the candidate's processes ended), the charge. turn(what) waits for
+    the caller's word before any candidate code runs ("go") and before the profile and the clock ("clock"):
+    evaluations beside this one run their trusted set-up meanwhile.
+    logdirs: (the session's, the candidate's); known: the session's reference side (_set_up); plan: the task's
+    fences.memory_plan, as a dict."""
     phases, t0 = {"wait": 0.0}, _perf()
 
     def lap(name, waited=0.0):  # seconds spent in each phase of the evaluation, for the caller's breakdown
         nonlocal t0
         phases[name], t0 = round(_perf() - t0 - waited, 3), _perf()
         phases["wait"] = round(phases["wait"] + waited, 3)
-    s, checks, model64, hold = _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs,
-                                       lambda: lap("warm", turn("go")), known)
+    s, checks, model64 = _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs,
+                                 lambda: lap("warm", turn("go")), known, plan)
     lap("setup")
     tols, worst = _correctness_gate(s, checks, model64, o)
-    _phase_probe(s, checks[-1][1], tols)
+    del model64
+    _phase_probe(s, checks[-1][1](), tols)
     lap("check")
     waited = turn("clock")
-    kind, note = _profile(s, cand_src, hold, known)
+    kind, note = _profile(s, cand_src, s.hold, known)
     lap("profile", waited)
     pins = _pin(s.pid.values()) if o.pin_cpus and s.device.startswith("cuda") else None
     try:
-        clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else barely_timed(o), hold, tols,
+        clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else barely_timed(o), tols,
                               len(checks))
+        s.audit()
+        clock["clean"] = _clean_rounds(s, o, min(len(clock["ref"]), o.clean_rounds))
     finally:
         _unpin(pins)
-    s.audit()
     ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
                                                       (o.worker_overhead_slack, o.judge_overhead_slack))
+    paired = _level([x[0] for x in clock["ref"]])
+    if plan["sets"] < 2 or plan["oracle"] == "host":
+        note += (f"memory plan: {plan['sets']} input set(s) per side, the oracle on the {plan['oracle']}; ")
+    if ref_ms < paired / 1.05:
+        note += (f"the reference ran {paired / ref_ms - 1:.0%} slower beside the candidate than alone: charged at its "
+                 "level alone; ")
     lap("time")
     return Result("ok", reason=note, correct=True, speedup=ref_ms / cand_ms, ref_ms=ref_ms, cand_ms=cand_ms,
                   ref_spread=ref_spread, cand_spread=cand_spread, same_as_reference=kind == "reference_ops",
@@ -995,15 +1044,23 @@ class _Sides:
     digest: str              # the candidate's harness baselines, taken before any task code
     ref_mod: types.ModuleType
     device: str
+    hold: bool = False       # every call behind a GPU hold (both sides) or none
+    host: bool = False       # the oracle and the correctness sets' comparisons on the host (fences.memory_plan)
+    rounds_host: bool = False  # ... and the timed rounds' too
     idx: list = field(default_factory=list)   # per output: positions its fingerprints sample
     seen: list = field(default_factory=list)  # fingerprints of every answer so far (output_replay)
 
     def call(self, side, b, xs, where, probe=True):
-        """One untimed call; its inputs written, as for a timed one, while the side is stopped; then the judge checks
-        the inputs are intact."""
+        """One checked call, made exactly as a timed one is (_timed: the other side stopped, the L2 flushed, the
+        inputs written while the side is stopped, the same hold), so that no call tells the candidate it is timed
+        or checked; then the judge checks the inputs are intact."""
         w, is_ref = self.w[side], side == "ref"
-        _write_stopped(self.pid[side], self.stage[side][b], xs, self.device)
-        _, _, alias, started = w("run", b, probe)
+        other = self.pid["cand" if is_ref else "ref"]
+        _signal_group(other, signal.SIGSTOP)
+        try:
+            _, alias, started = _timed(w, self.pid[side], self.stage[side][b], xs, b, self.hold, self.device, probe)
+        finally:
+            _signal_group(other, signal.SIGCONT)
         if not _intact(self.stage[side][b], xs):
             who = "the reference modifies its inputs; fix the task" if is_ref else "the candidate modified its inputs"
             raise Verdict("runtime_error" if is_ref else "rejected", "reference" if is_ref else "input_mutation",
@@ -1029,14 +1086,16 @@ class _Sides:
         _audit_processes(self.pid["cand"])
 
 
-def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known):
-    """(_Sides, the correctness gate's input sets, the float64 reference or None, timed behind a GPU hold): the
+def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known, plan):
+    """(_Sides, the correctness gate's input sets (kind, make), the float64 reference or None): the
     workers prepare their harness while the judge runs the reference once itself (its output spec, whether it is
     deterministic); then each side gets its own buffers, the reference builds its model, go() waits for the turn
     of candidate code, the candidate builds its model, and a first audit follows.
     known: the session's reference side (this module here, its worker's process group, both sides' buffers), filled
     by its first candidate and kept for the next ones; each candidate still gets its own seeds, inputs and reference
-    model (its worker builds the model again from the candidate's seed), and its own worker."""
+    model (its worker builds the model again from the candidate's seed), and its own worker. plan: fences.memory_plan's,
+    for the resident input sets and the oracle's place; the correctness sets are drawn one at a time (made again
+    from their seeds), so that one is resident."""
     first = not known
     if first:
         known.update(mod=_exec_module(ref_src, "reference", Path(logdirs[0]) / "reference_judge.py"), pid=ref("pid"))
@@ -1050,49 +1109,56 @@ def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known):
     torch.manual_seed(init_seed)
     model = ref_mod.Model(*init_args).to(device)
     gen = torch.Generator(device=device).manual_seed(secrets.randbits(62))
-    pool = [_make_inputs(ref_mod, device, secrets.randbits(62)) for _ in range(2)]
-    spec = _check_reference(model, pool[0], o)
+    seeds, host = [secrets.randbits(62) for _ in range(4)], plan["oracle"] == "host"
+    first_set = _make_inputs(ref_mod, device, seeds[0])
+    spec = _check_reference(model, first_set, o)
     try:
-        model64 = model.double()
+        model64 = (model.to("cpu") if host else model).double()
     except RuntimeError:
         model64 = None
-    checks = [("task", pool[0]), ("task", pool[1]), ("wide", _vary(pool[0], "wide", gen)),
-              ("edge", _vary(pool[1], "edge", gen))]
+    checks = [(kind, lambda i=i, kind=kind: _vary(_make_inputs(ref_mod, device, seeds[i % 2]), kind, seeds[i]))
+              for i, kind in enumerate(("task", "task", "wide", "edge"))]
     digest = cand.reply()  # the audit's baseline, taken before any task code
     # both sides' buffers are the session's: a killed worker never gives back shared CUDA memory, which torch then
     # keeps (GBs after a few candidates of a big task); the caller hands over a candidate only once the last one's
     # processes are all gone
     if first:
         ref.reply()
-        known["bufs"] = {k: _side_buffers(pool[0], spec, device) for k in ("ref", "cand")}
+        known["bufs"] = {k: _side_buffers(first_set, spec, device, plan["sets"]) for k in ("ref", "cand")}
         _send_buffers(ref, *known["bufs"]["ref"][2:])
     bufs = known["bufs"]
     s = _Sides(w={"ref": ref, "cand": cand}, pid={"ref": known["pid"], "cand": cand.pid},
                stage={k: b[0] for k, b in bufs.items()}, recv={k: b[1] for k, b in bufs.items()},  # own memory
-               digest=digest, ref_mod=ref_mod, device=device)
+               digest=digest, ref_mod=ref_mod, device=device, host=host, rounds_host=plan["rounds"] == "host")
+    del first_set
     _send_buffers(cand, *bufs["cand"][2:])
     ref("setup", ref_src, "Model", init_args, init_seed, {}, env, logdirs[0], False)
     go()  # no candidate code has run so far
     cand("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdirs[1], True,
          timeout=o.build_timeout_s)
     s.audit()  # what importing and constructing the candidate changed, before it is ever called
-    hold = ref("held") and cand("held")  # timed calls behind a GPU hold on both sides or on neither
+    s.hold = ref("held") and cand("held")  # every call behind a GPU hold on both sides or on neither
     s.idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in s.recv["ref"]]
-    return s, checks, model64, hold
+    return s, checks, model64
 
 
 def _correctness_gate(s, checks, model64, o):
     """(tolerance per output, worst error in units of it) after 4 input sets of 3 distributions, the tolerance
-    calibrated against float64 and capped; a miss is wrong_output (or a named cheat)."""
+    calibrated against float64 and capped; a miss is wrong_output (or a named cheat). Each set's expected outputs
+    and tolerance are fixed from the reference alone, before the candidate's call, in the judge's own memory (no
+    buffer the candidate maps covers them: fences.shared_arena), on the host if the plan says so."""
     recv = s.recv
     tols, worst = [0.0] * len(recv["ref"]), 0.0
-    for i, (kind, xs) in enumerate(checks):
-        where = f"input set {i + 1}"
+    for i, (kind, make) in enumerate(checks):
+        where, xs = f"input set {i + 1}", make()
         s.call("ref", 0, xs, where)
-        want = _oracle(model64, xs) or [r.double() for r in recv["ref"]]
+        refs = [_keep(r, s.host) for r in recv["ref"]]
+        want = _oracle(model64, xs, "cpu" if s.host else s.device) or [r.double() for r in refs]
+        fixed = [_tolerance(r, w, o, where) for r, w in zip(refs, want)]
         started = s.call("cand", 0, xs, where)
-        for j, (r, c, w) in enumerate(zip(recv["ref"], recv["cand"], want)):
-            tol = _tolerance(r, w, o, where)
+        del xs
+        for j, (r, c, w, tol) in enumerate(zip(refs, recv["cand"], want, fixed)):
+            c = _keep(c, s.host)  # the answer as it stood at the reply: the candidate's memory may change later
             tols[j] = max(tols[j], tol)
             exact = not c.is_floating_point()
             bad = s.verdict_on(j, c if exact else c.double(), r if exact else w, tol, where, started)
@@ -1101,7 +1167,7 @@ def _correctness_gate(s, checks, model64, o):
                 raise Verdict("wrong_output", bad[0], f"{bad[1]} on {where} ({kind} distribution)"
                               + (f", output {j}" if len(recv["ref"]) > 1 else ""))
             worst = max(worst, _err(c, w) / tol if tol else 0.0)
-        s.seen.append(_fingerprint(recv["ref"], s.idx))
+        s.seen.append(_fingerprint(refs, s.idx))
     s.audit()
     return tols, worst
 
@@ -1109,11 +1175,12 @@ def _correctness_gate(s, checks, model64, o):
 def _phase_probe(s, xs, tols):
     """In eval mode the candidate must still match where the reference does not care about the mode."""
     ref, cand, recv = s.w["ref"], s.w["cand"], s.recv
-    train_out = [r.clone() for r in recv["ref"]]
+    train_out = [_keep(r, s.host) for r in recv["ref"]]
     ref("mode", False), s.call("ref", 0, xs, "eval mode")
-    if all(_mismatch(a, b, t) is None for a, b, t in zip(recv["ref"], train_out, tols)):
+    if all(_mismatch(a.to(b.device), b, t) is None for a, b, t in zip(recv["ref"], train_out, tols)):
         cand("mode", False), s.call("cand", 0, xs, "eval mode")
-        bad = next((m for m in map(_mismatch, recv["cand"], train_out, tols) if m), None)
+        bad = next((m for c, w, t in zip(recv["cand"], train_out, tols) if (m := _mismatch(_keep(c, s.host), w, t))),
+                   None)
         if bad:
             raise Verdict("rejected", "phase_branch", f"output depends on self.training although the reference's does "
                           f"not: {bad[1]} in eval mode")
@@ -1140,31 +1207,38 @@ def _profile(s, cand_src, hold, known):
     return kind, note
 
 
-def _timed_rounds(s, o, hold, tols, n_checks):
-    """{side: [(precise, worker's, judge's ms)]}: warm-up, then paired rounds in random order, each with inputs
-    drawn afresh from the task's get_inputs() and a secret seed, written into the side's own buffers inside its
-    clock, while the other side is stopped; every output checked."""
+def _draw(s, rng):
+    """A timed round's inputs: a fresh draw of the task's get_inputs() from a secret seed, of a distribution drawn
+    from INPUT_KINDS (so a timed call's inputs are no easier than a checked call's)."""
+    xs = _make_inputs(s.ref_mod, s.device, secrets.randbits(62))
+    return _vary(xs, rng.choice(INPUT_KINDS), secrets.randbits(62))
+
+
+def _timed_rounds(s, o, tols, n_checks):
+    """{side: [(precise, worker's, judge's, host ms)]}: warm-up, then paired rounds in random order, each with inputs
+    drawn afresh (_draw), written into the side's own buffers inside its clock, while the other side is stopped;
+    every output checked."""
     rng, (ref, cand), recv = random.Random(secrets.randbits(64)), (s.w["ref"], s.w["cand"]), s.recv
     clock, k = {"ref": [], "cand": []}, 0
     while True:
         timed = k >= o.warmup
         n = len(clock["ref"])
-        spent = min(sum(j for *_, j in c) for c in clock.values())
+        spent = min(sum(x[2] for x in c) for c in clock.values())
         if n >= o.max_rounds or (n >= o.min_rounds and (spent >= o.time_budget_s * 1e3 or
                                                          _precise_enough(clock, o.precision))):
             return clock
-        b, xs = k % 2, _make_inputs(s.ref_mod, s.device, secrets.randbits(62))
+        b, xs = k % len(s.stage["ref"]), _draw(s, rng)
         got, flags = {}, {}
         for side in rng.sample(["ref", "cand"], 2):
             other = s.pid["cand" if side == "ref" else "ref"]
             _signal_group(other, signal.SIGSTOP)  # the other side cannot run
             try:
-                ms, *flags[side] = _timed(s.w[side], s.pid[side], s.stage[side][b], xs, b, hold, s.device)
+                ms, *flags[side] = _timed(s.w[side], s.pid[side], s.stage[side][b], xs, b, s.hold, s.device)
             finally:
                 _signal_group(other, signal.SIGCONT)
-            got[side] = [r.clone() for r in recv[side]]  # the answer as it stood when the clock stopped
+            got[side] = [_keep(r, s.rounds_host) for r in recv[side]]  # the answer as it stood when the clock stopped
             if timed:
-                clock[side].append(ms)
+                clock[side].append(ms if o.host_clock else ms[:3])
         where = f"{'timed' if timed else 'warm-up'} call {k + 1}"
         if not (_intact(s.stage["cand"][b], xs) and _intact(s.stage["ref"][b], xs)):  # the reference was checked
             raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
@@ -1172,7 +1246,7 @@ def _timed_rounds(s, o, hold, tols, n_checks):
         if alias or ref_alias:
             raise (cand if alias else ref)._fail("rejected", "output_storage", "the output shares storage with an "
                                                  "input; return a new tensor")
-        if not all(_same(a, r) for a, r in zip(got["cand"], recv["cand"])):
+        if not all(_same(a, r.to(a.device)) for a, r in zip(got["cand"], recv["cand"])):
             raise Verdict("rejected", "background_thread", f"the output changed after the call answered ({where})")
         for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
             bad = s.verdict_on(j, c, r, 2 * t, where, started)
@@ -1181,6 +1255,22 @@ def _timed_rounds(s, o, hold, tols, n_checks):
                               f"on {where} ({bad[1]}): phase-dependent output or a race")
         s.seen.append(_fingerprint(got["ref"], s.idx))
         k += 1
+
+
+def _clean_rounds(s, o, n):
+    """The reference's clock with no candidate process left: the candidate's process group killed (its CUDA contexts
+    end with it, and every kernel it left queued or running), then n rounds of the reference alone, each made as a
+    paired round's. charge caps the reference's paired levels by these (fences.clean_cap)."""
+    _signal_group(s.pid["cand"], signal.SIGKILL)
+    deadline = time.monotonic() + 5.0
+    while _group(s.pid["cand"]) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    rng, clean = random.Random(secrets.randbits(64)), []
+    for k in range(n):
+        b = k % len(s.stage["ref"])
+        ms, *_ = _timed(s.w["ref"], s.pid["ref"], s.stage["ref"][b], _draw(s, rng), b, s.hold, s.device)
+        clean.append(ms if o.host_clock else ms[:3])
+    return clean
 
 
 def _pin(pids):
@@ -1223,11 +1313,12 @@ def _precise_enough(clock, precision):
         return False
     r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
     return (1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)  # the charge only once that holds
-            and charge(clock)[1] <= _level([e for e, _, _ in clock["cand"]]))
+            and charge(clock)[1] <= _level([x[0] for x in clock["cand"]]))
 
 
-def _timed(w, pgid, stage, xs, b, hold, device):
-    """((precise ms, worker's ms, judge's ms), output aliases an input, threads it left running) for one timed call.
+def _timed(w, pgid, stage, xs, b, hold, device, probe=False):
+    """((precise ms, worker's ms, judge's ms, host ms), output aliases an input, threads it left running) for one call
+    (probe: a checked call's after-the-answer probe, _probe; nothing forward can see before it returns).
     The side's process group is stopped while the judge sends the call and then writes its inputs (nothing of this
     call's content existed anywhere before), so when it resumes the call is already waiting: a thread of the side
     sees the inputs only as its worker starts forward (a dispatch, ~10-50 us on an idle machine). The judge's clock
@@ -1235,9 +1326,9 @@ def _timed(w, pgid, stage, xs, b, hold, device):
     if device.startswith("cuda"):
         w("prep")  # L2 flush, untimed: the buffers still hold the last call's inputs
     t0 = _perf()
-    _write_stopped(pgid, stage, xs, device, before=lambda: w.send("run", b, False, hold))
-    precise, ms, alias, started = w.reply()
-    return (precise, ms, (_perf() - t0) * 1e3), alias, started
+    _write_stopped(pgid, stage, xs, device, before=lambda: w.send("run", b, probe, hold))
+    precise, ms, host, alias, started = w.reply()
+    return (precise, ms, (_perf() - t0) * 1e3, host), alias, started
 
 
 def _write_stopped(pgid, stage, xs, device, before=None):
@@ -1337,26 +1428,27 @@ def _make_inputs(mod, device, seed):
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]
 
 
-def _side_buffers(like, spec, device):
-    """One side's buffers: two lists of forward arguments shaped like `like` and one output buffer per (shape,
-    dtype) of spec. Returns (stage, recv, what the worker's `buffers` takes, the memfd to send after it or None).
-    On CPU they live in one unnamed memfd (no name in /dev/shm, no resource_sharer socket: only the processes it is
-    sent to can map it); on CUDA they are device tensors, which travel as IPC handles."""
-    metas = [(tuple(x.shape), tuple(x.stride()), x.dtype) for x in like if isinstance(x, torch.Tensor)] * 2
+def _side_buffers(like, spec, device, sets=2):
+    """One side's buffers: `sets` lists of forward arguments shaped like `like` and one output buffer per (shape,
+    dtype) of spec, views over one arena that holds nothing else. Returns (stage, recv, what the worker's `buffers`
+    takes, the memfd to send after it or None). On CPU the arena is an unnamed memfd (no name in /dev/shm, no
+    resource_sharer socket: only the processes it is sent to can map it); on CUDA a device tensor alone in its
+    allocator segment (fences.shared_arena), which travels as an IPC handle mapping that segment."""
+    metas = [(tuple(x.shape), tuple(x.stride()), x.dtype) for x in like if isinstance(x, torch.Tensor)] * sets
     metas += [(tuple(s), tuple(torch.empty(s, device="meta").stride()), d) for s, d in spec]
     template = [None if isinstance(x, torch.Tensor) else x for x in like]
-    if device.startswith("cuda"):
-        tensors = [torch.empty_strided(sh, st, dtype=dt, device=device) for sh, st, dt in metas]
-        return (*_unpack(template, tensors), (template, tensors), None)
-    import mmap
     layout, off = [], 0
     for sh, st, dt in metas:
         layout.append((off, sh, st, dt))
         off += -(-_nbytes(sh, st, dt) // 64) * 64  # 64-byte aligned
+    if device.startswith("cuda"):
+        arena = fences.shared_arena(off, device)
+        return (*_unpack(template, _views(arena, layout), sets), (template, (arena, layout), sets), None)
+    import mmap
     fd = os.memfd_create("cudal1", os.MFD_CLOEXEC)
     os.ftruncate(fd, max(1, off))
     tensors = _views(mmap.mmap(fd, max(1, off)), layout)
-    return (*_unpack(template, tensors), (template, layout), fd)
+    return (*_unpack(template, tensors, sets), (template, layout, sets), fd)
 
 
 def _send_buffers(w, payload, fd):
@@ -1367,22 +1459,29 @@ def _send_buffers(w, payload, fd):
     w.reply()
 
 
-def _vary(xs, kind, gen):
-    """New content, same shapes: 'wide' (each float x4..x16), 'edge' (5% zeros, 1% x64, and one whole row of zeros,
-    where a missing eps shows). Factors are positive: non-negative inputs stay so."""
-    out = []
+INPUT_KINDS = ("task", "task", "wide", "edge")  # the distributions a timed round draws from (the task's own: half)
+
+
+def _vary(xs, kind, seed):
+    """The inputs of a distribution, in place (xs is a fresh draw of the judge's own): 'task' (as drawn), 'wide'
+    (each float x4..x16), 'edge' (5% zeros, 1% x64, and one whole row of zeros, where a missing eps shows). Factors
+    are positive: non-negative inputs stay so. Peak memory: the inputs and one more input-sized tensor."""
+    if kind == "task":
+        return xs
     for x in xs:
         if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
-            out.append(x)
             continue
-        u = torch.rand(x.shape, generator=gen, device=x.device)
-        y = {"wide": lambda: x * (4 + 12 * u),
-             "edge": lambda: torch.where(u < 0.05, torch.zeros_like(x), torch.where(u > 0.99, x * 64, x))}[kind]()
-        if kind == "edge" and y.dim() >= 2 and y.shape[-1] > 1:
-            rows = y.reshape(-1, y.shape[-1])  # a view: zero one row along the last dim
-            rows[int(torch.randint(0, rows.shape[0], (1,), generator=gen, device=y.device))] = 0
-        out.append(y.to(x.dtype))
-    return out
+        gen = torch.Generator(device=x.device).manual_seed(seed)
+        u = torch.rand(x.shape, generator=gen, device=x.device, dtype=x.dtype)
+        if kind == "wide":
+            x.mul_(u.mul_(12).add_(4))
+            continue
+        x[u > 0.99] *= 64
+        x.masked_fill_(u < 0.05, 0)
+        if x.dim() >= 2 and x.shape[-1] > 1:
+            rows = x.view(-1, x.shape[-1])  # zero one row along the last dim
+            rows[int(torch.randint(0, rows.shape[0], (1,), generator=gen, device=x.device))] = 0
+    return xs
 
 
 def _fill(stage, xs):
@@ -1406,8 +1505,13 @@ def _err(x, o):
             return 0.0
         x, o = x[fin], o[fin]
     dtype = torch.promote_types(torch.promote_types(x.dtype, o.dtype), torch.float32)
-    x, o = x.to(dtype), o.to(dtype)
-    return _rel_err(x, o, _rms(o))
+    x, o = x.flatten(), o.flatten()
+    rms = _rms(o).to(dtype)
+    return max((_rel_err(x[i:i + CHUNK].to(dtype), o[i:i + CHUNK].to(dtype), rms)
+                for i in range(0, o.numel(), CHUNK)), default=0.0)
+
+
+CHUNK = 1 << 26  # elements compared at a time: temporaries stay small beside KernelBench's multi-GB outputs
 
 
 def _rel_err(x, o, rms):
@@ -1415,8 +1519,13 @@ def _rel_err(x, o, rms):
 
 
 def _rms(o):
-    big = o.abs().amax().clamp_min(1e-30)
-    return big * (o / big).pow(2).mean().sqrt()  # scaled: squares of huge fp32 values would overflow
+    """The RMS of o, in chunks, scaled (squares of huge fp32 values would overflow), accumulated in float64."""
+    o = o.flatten()
+    if not o.numel():
+        return torch.zeros((), dtype=o.dtype, device=o.device)
+    big = torch.maximum(o.amax().abs(), o.amin().abs()).double().clamp_min(1e-30)
+    squares = sum(float((o[i:i + CHUNK].double() / big).pow(2).sum()) for i in range(0, o.numel(), CHUNK))
+    return (big * math.sqrt(squares / o.numel())).to(o.dtype)
 
 
 def _mismatch(c, o, tol):
@@ -1430,14 +1539,20 @@ def _mismatch(c, o, tol):
     return None if err <= tol else ("values", f"max error {err:.2e} > tolerance {tol:.1e} (relative to RMS + |ref|)")
 
 
-def _oracle(model64, xs):
-    """The reference in float64 (None if the model cannot run in float64)."""
+def _keep(t, host):
+    """A copy of an answer that no worker can write: in the judge's device memory, or on the host (the plan's)."""
+    return t.to("cpu", copy=True) if host else t.clone()
+
+
+def _oracle(model64, xs, device):
+    """The reference in float64 on device (None if the model cannot run in float64)."""
     if model64 is None:
         return None
     prev = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        out = model64(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs])
+        out = model64(*[(x.to(device, torch.float64) if x.is_floating_point() else x.to(device))
+                        if isinstance(x, torch.Tensor) else x for x in xs])
         return [o.double() for o in _flatten(out)]
     except RuntimeError:
         return None
@@ -1478,7 +1593,7 @@ def _fingerprint(outs, idx):
     for o, i in zip(outs, idx):
         o = o.detach().flatten().to(torch.promote_types(o.dtype, torch.float32))
         fin = o if bool(torch.isfinite(o).all()) else o[torch.isfinite(o)]
-        fps.append((o[i].double(), float(_rms(fin)) if fin.numel() else 0.0))
+        fps.append((o[i.to(o.device)].double().cpu(), float(_rms(fin)) if fin.numel() else 0.0))
     return fps
 
 
@@ -1487,7 +1602,7 @@ def _replays(c, want, idx, earlier, tol):
     call's? Twice the tolerance: the earlier answers are the reference's own outputs, which sit up to one tolerance
     from the float64 answer the candidate is checked against. (A replay need not repeat the earlier answer bit for
     bit: a CUDA graph replaying its first input rounds differently from the reference's eager kernels.)"""
-    now = c.flatten()[idx].double()
+    now = c.flatten()[idx.to(c.device)].double().cpu()
     return (_rel_err(now, *_fingerprint([want], [idx])[0]) > 2 * tol
             and any(_rel_err(now, *fp) <= 2 * tol for fp in earlier))
 
@@ -1505,7 +1620,8 @@ def _level(xs):
 
 
 def charge(clock, slack=0.02, rel=(0.05, 0.03)):
-    """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's ms) per timed call.
+    """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's[, host] ms) per timed
+    call, and (clock["clean"], optional) the reference's rounds once no candidate process was left.
 
     Levels are _level()s over the calls. The reference costs the level of its precise clock: CUDA events on
     forward's stream from the end of the hold (GPU time), or on CPU the host's clock around forward. The candidate
@@ -1517,20 +1633,31 @@ def charge(clock, slack=0.02, rel=(0.05, 0.03)):
     running the same code differ there by up to ~5% of the worker's overhead and ~3% of the judge's: on an H200 up
     to 48 us of ~0.8 ms and 70 us of ~1.9 ms, bench/RESULTS.md); what that clock cannot resolve (3 x the IQR of the
     reference's overhead there / sqrt(rounds)). Hidden work under the allowance is free; forged precise or worker
-    clocks leave the judge's.
+    clocks leave the judge's. The host clock (CUDA: the CPU time forward's thread spent in forward and every other
+    thread of the worker spent in the call) bounds the candidate too, less the reference's level there and the same
+    kind of allowance: CPU work that the GPU hold hides from the other clocks is charged. Every level of the
+    reference is capped by its clean level (fences.clean_cap): GPU work the candidate left running while the
+    reference was timed cannot raise the reference's time or the overhead subtracted from the candidate's bounds.
 
     >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
     (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
     """
-    ref, cand = clock["ref"], clock["cand"]
-    ref_ms, bounds = _level([e for e, _, _ in ref]), []
+    ref, cand, clean = clock["ref"], clock["cand"], clock.get("clean", [])
+    ref_ms, bounds = fences.clean_cap(_level([x[0] for x in ref]), [x[0] for x in clean], slack), []
     for c, share in zip((1, 2), rel):  # the worker's clock, the judge's
         over = torch.tensor([x[c] - x[0] for x in ref], dtype=torch.float64)
-        q, over_ms = over.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64)), _level(over.tolist())
+        q = over.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
+        over_ms = fences.clean_cap(_level(over.tolist()), [x[c] - x[0] for x in clean], share)
         allow = max(slack * ref_ms, share * over_ms, 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
         bounds.append(_level([x[c] for x in cand]) - over_ms - allow)
-    cand_ms = max(_level([e for e, _, _ in cand]), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
-    return ref_ms, cand_ms, _spread([e for e, _, _ in ref])[0], _spread([e for e, _, _ in cand])[0]
+    if all(len(x) > 3 and x[3] is not None for x in ref + cand):  # the host clock: CPU time in the call
+        host = torch.tensor([x[3] for x in ref], dtype=torch.float64)
+        q = host.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
+        host_ms = fences.clean_cap(_level(host.tolist()), [x[3] for x in clean], rel[0])
+        allow = max(slack * ref_ms, rel[0] * host_ms, 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
+        bounds.append(_level([x[3] for x in cand]) - host_ms - allow)
+    cand_ms = max(_level([x[0] for x in cand]), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
+    return ref_ms, cand_ms, _spread([x[0] for x in ref])[0], _spread([x[0] for x in cand])[0]
 
 
 def speedup_kind(ref_prof, cand_prof, cand_src, cuda):
@@ -1593,7 +1720,7 @@ def _worker_main(conn, device, logdir, role, nice=0):
 
 
 _WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "flush_buf", "hold", "attrs", "flags0", "mod",
-                 "consts", "guard", "stage", "recv", "in_ranges"}  # every attribute the harness gives a worker
+                 "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # every attribute the harness gives it
 
 
 class Worker:
@@ -1646,6 +1773,7 @@ class Worker:
         """Before any candidate code: start what the harness needs, take the baselines the audits compare with, and
         return their digest, which the judge keeps (the worker's copies are reachable by the candidate)."""
         if self.cuda:
+            fences.blocking_sync(torch.device(self.device).index or 0)  # before the context exists
             if torch.device(self.device).index is not None:
                 torch.cuda.set_device(torch.device(self.device))
             torch.ones(1, device=self.device).sum().item()  # the CUDA context exists before the baselines
@@ -1662,12 +1790,12 @@ class Worker:
         importlib.import_module("torch._inductor.config").compile_threads = 1
         _serve_builds(self, local=False)
         _torch_code()  # the code objects torch has now: only these count as torch patching itself
-        self.attrs, self.flags0 = _attr_ids(), _flags()
+        self.attrs, self.flags0, self.numerics = _attr_ids(), _flags(), fences.numeric_flags()
         return self.digest()
 
     def digest(self):
         """A hash of the audits' baselines; the judge compares it with the one prepare returned."""
-        return hashlib.sha256(repr((self.attrs, self.flags0)).encode()).hexdigest()
+        return hashlib.sha256(repr((self.attrs, self.flags0, self.numerics)).encode()).hexdigest()
 
     def setup(self, src, cls_name, init_args, init_seed, consts, env, logdir, confine=False):
         if confine:  # from here on: writes only under a temp dir of its own and /dev, no signals or ptrace outside
@@ -1704,12 +1832,12 @@ class Worker:
             setattr(self, k, v)
         self.owned.update(attrs)
 
-    def buffers(self, template, payload):
-        """This side's buffers from the judge (_side_buffers): two lists of forward arguments and one output buffer
-        per output, in memory shared with the judge alone (CUDA: IPC handles; CPU: an unnamed memfd sent over this
-        worker's own socket, so no file or socket of the evaluation names it)."""
+    def buffers(self, template, payload, sets):
+        """This side's buffers from the judge (_side_buffers): `sets` lists of forward arguments and one output buffer
+        per output, in memory shared with the judge alone (CUDA: the IPC handle of an arena alone in its segment;
+        CPU: an unnamed memfd sent over this worker's own socket, so no file or socket of the evaluation names it)."""
         if self.cuda:
-            tensors = payload
+            tensors = _views(*payload)
         else:
             import mmap
             from multiprocessing.reduction import recv_handle
@@ -1717,7 +1845,7 @@ class Worker:
             mem = mmap.mmap(fd, max(1, _arena_size(payload)))
             os.close(fd)
             tensors = _views(mem, payload)
-        stage, recv = _unpack(template, tensors)
+        stage, recv = _unpack(template, tensors, sets)
         self._own(stage=stage, recv=recv,
                   in_ranges=[(t.data_ptr(), t.nbytes) for args in stage for t in args if isinstance(t, torch.Tensor)])
 
@@ -1749,7 +1877,8 @@ class Worker:
         """One call: forward, a device-wide synchronize (side streams count), then the output checked and copied
         into the judge's buffers, all before the answer that stops the judge's clock. Returns (the precise ms: CUDA
         events on the current stream, or on CPU the host's clock around forward; the worker's ms: from forward's
-        start to the end of the copy-out; whether the output aliases an input; threads it left running).
+        start to the end of the copy-out; on CUDA the host ms: the CPU time of forward's thread in forward and of
+        every other thread in the call, else None; whether the output aliases an input; threads it left running).
         hold (timed calls, CUDA): the GPU is held (_gpu_hold) while forward launches; the events start after it,
         and the worker's ms leave out its length.
         From before forward to after the copy-out the garbage collector is off and signals are blocked (in every
@@ -1771,6 +1900,7 @@ class Worker:
         either)."""
         threads = set(threading.enumerate())
         hold = hold and self.hold is not None
+        cpu0, own0 = _cpu(), _thread_cpu()  # the host clock: CPU work the hold hides from the others (charge)
         t0 = _perf()
         if self.cuda:
             stream, ev = _cuda_stream(), [_Event(enable_timing=True) for _ in range(3)]
@@ -1779,13 +1909,18 @@ class Worker:
                 self.hold(HOLD_NS)
             _record(ev[0], stream)
         t0 = t0 if hold else _perf()
+        fwd0 = _thread_cpu()
         out = self.model(*self.stage[b])
         if self.cuda:
             _record(ev[1], stream)
         t1 = _perf()  # forward's end on the CPU (on CUDA the clock runs on to the end of the synchronize below)
-        if _gc_on() or _sigmask(signal.SIG_BLOCK, ()) != mask:
+        if _gc_on() or _sigmask(signal.SIG_BLOCK, ()) != mask:  # first: any allocation here could collect
             raise Verdict("rejected", "deferred_work", "forward turned the garbage collector on or unblocked signals: "
                           "code of its own could run in the harness after forward returned")
+        fwd = _thread_cpu() - fwd0
+        if fences.numeric_flags() != self.numerics:
+            raise Verdict("rejected", "backend_flags", "forward returned with a global setting of fp32 arithmetic "
+                          "changed (TF32, matmul precision, reduced-precision reductions, default dtype)")
         snap = None
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
             self._guard()  # before the harness' clone below
@@ -1812,12 +1947,13 @@ class Worker:
             r.copy_(o)
         _device_sync(self.device)
         ms = (_perf() - t0) * 1e3 - held  # the worker's clock: forward, the synchronize, the guard, the copy-out
+        host = ((_cpu() - cpu0) - (_thread_cpu() - own0) + fwd) * 1e3 if self.cuda else None
         # threads this call started, still running: counted before the probe's wait (counted after it, a thread that
         # woke during the probe's first comparison and exited was missed: session 36, H100)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())
         if probe:
             self._probe(outs, snap)
-        return precise, ms, alias, started
+        return precise, ms, host, alias, started
 
     def _guard(self):
         """Raise if forward left a torch function or dispatch mode active or replaced anything the harness touches
@@ -1944,16 +2080,17 @@ def _arena_size(layout):
 
 
 def _views(mem, layout):
-    """Tensors over one shared mapping, placed as layout says: [(byte offset, shape, stride, dtype)]."""
-    base = torch.frombuffer(mem, dtype=torch.uint8)
+    """Tensors over one shared mapping (a uint8 device tensor, or host memory), placed as layout says: [(byte
+    offset, shape, stride, dtype)]."""
+    base = mem if isinstance(mem, torch.Tensor) else torch.frombuffer(mem, dtype=torch.uint8)
     return [base[off:off + _nbytes(sh, st, dt)].view(dt).as_strided(sh, st) if _nbytes(sh, st, dt) else
-            torch.empty(sh, dtype=dt) for off, sh, st, dt in layout]
+            torch.empty(sh, dtype=dt, device=base.device) for off, sh, st, dt in layout]
 
 
-def _unpack(template, tensors):
-    """(two lists of forward arguments, output buffers) from the buffers' template: None marks a tensor's place."""
+def _unpack(template, tensors, sets=2):
+    """(`sets` lists of forward arguments, output buffers) from the buffers' template: None marks a tensor's place."""
     it = iter(tensors)
-    stage = [[next(it) if x is None else x for x in template] for _ in range(2)]
+    stage = [[next(it) if x is None else x for x in template] for _ in range(sets)]
     return stage, list(it)
 
 
@@ -2296,7 +2433,10 @@ def _is_const(v):
 
 
 def _same(a, b):
-    """Bitwise-equal values, NaN equal to NaN."""
+    """Bitwise-equal values, NaN equal to NaN (in chunks where both are contiguous: no output-sized temporaries)."""
+    if a.numel() > CHUNK and a.shape == b.shape and a.is_contiguous() and b.is_contiguous():
+        a, b = a.view(-1), b.view(-1)
+        return all(_same(a[i:i + CHUNK], b[i:i + CHUNK]) for i in range(0, a.numel(), CHUNK))
     if a.is_floating_point() or a.is_complex():
         return bool(((a == b) | (a.isnan() & b.isnan())).all())
     return torch.equal(a, b)
@@ -2307,6 +2447,7 @@ def _watched():
     return {"torch": (torch, False), "torch.nn.functional": (torch.nn.functional, False), "torch._C": (torch._C, False),
             "torch.cuda": (torch.cuda, False), "time": (time, False), "torch.Tensor": (torch.Tensor, True),
             "torch.nn.Module": (torch.nn.Module, True), "harness": (sys.modules[__name__], False),
+            "fences": (fences, False),
             "Worker": (Worker, True), "builtins": (builtins, False), "Connection": (_mpc.Connection, True),
             "_ConnectionBase": (_mpc._ConnectionBase, True),  # the worker's replies travel through these
             **({"torch._C._CudaEventBase": (_Event, True)} if _Event else {})}
@@ -2506,6 +2647,15 @@ def task_name(path, tasks_dir=TASKS_DIR):
         return path.relative_to(Path(tasks_dir).resolve()).with_suffix("").as_posix()
     except ValueError:
         return path.stem
+
+
+def task_memory(ref_src, device, name="task"):
+    """The task's fences.memory_plan for one evaluation at a time on device; a TaskError, one line with the sizes,
+    for a task that cannot fit it at all (rl.py asks this of every task before a run)."""
+    try:
+        return fences.memory_plan(ref_src, device, in_flight=1)
+    except fences.MemoryRefusal as e:
+        raise TaskError(f"{name}: {e}") from None
 
 
 def check_task_source(src, where="task"):

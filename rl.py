@@ -415,7 +415,10 @@ def save_json(path, obj):
 def load_tasks(cfg):
     """[(name, reference source)] of the selected tasks (evaluator.TaskError when none match)."""
     paths = evaluator.find_tasks(cfg.task, cfg.tasks_dir)
-    return [(evaluator.task_name(p, cfg.tasks_dir), evaluator.load_task(p)) for p in paths]
+    tasks = [(evaluator.task_name(p, cfg.tasks_dir), evaluator.load_task(p)) for p in paths]
+    for name, src in tasks:  # one that cannot fit the device at all is refused in one line, before any work
+        evaluator.task_memory(src, cfg.device, name)
+    return tasks
 
 # ---------------------------------------------------------------------------- policy
 

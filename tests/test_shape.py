@@ -24,7 +24,8 @@ BUDGETS = {  # file: (lines, bytes)
     "README.md": (250, 25_000),
     "rl.py": (1760, 110_000),
     "cudal1.py": (375, 20_000),
-    "prompts.py": (310, 18_000),  # + compare_variants: sft's contrastive targets compare the variants they show
+    "prompts.py": (310, 18_000),
+    "fences.py": (400, 25_000),  # the walls evaluator.py calls by name; the refactor moves more of them here  # + compare_variants: sft's contrastive targets compare the variants they show
 }
 NOT_MET_YET = {"evaluator.py"}  # the rewrite lands these; then this set goes
 TREE_BUDGET = 25_000_000  # bytes of tracked files: a clone stays small; run outputs live in git history
