@@ -218,7 +218,7 @@ def check_config(cfg):
     for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout", "lora_alpha", "eval_tol"):
         if getattr(cfg, name) <= 0:
             raise ConfigError(f"{name} must be > 0, got {getattr(cfg, name)}")
-    if cfg.stage == "rl" and cfg.top_p < 1:
+    if cfg.stage in ("rl", "auto", "all") and cfg.top_p < 1:  # (auto and all run rl)
         raise ConfigError(f"top_p {cfg.top_p} samples a truncated distribution that the GRPO loss does not score "
                           "(its ratios compare whole distributions): use --top-p 1 with --stage rl")
     if cfg.mu * cfg.minibatches == 1 and (cfg.eps_low, cfg.eps_high) != (Config.eps_low, Config.eps_high):
@@ -299,6 +299,7 @@ def resolve_config(cfg, given=None):
     """Fill the automatic fields (device, out, model) so that config.json holds the values actually used.
     given: the fields set on purpose (default given_fields(cfg)), which the fallback to the demo policy keeps."""
     given = given_fields(cfg) if given is None else given
+    cfg = replace(cfg, stage="rl") if cfg.stage == "auto" else cfg  # one stage resolved here (run() chains in run_all)
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
@@ -1743,10 +1744,11 @@ def run_all(cfg, reward_fn=None):
     """--stage all (and auto for a real model on a GPU): sft on --data (the shipped stage-1 data by default) -> ssl
     -> sftc (sft on plain and contrastive prompts: stage 3's question, bench/RESULTS.md) -> rl, each by run() in its
     folder OUT/<name>, each from the one before (--init-from). A stage whose log reached its steps is not run again;
-    a cut one needs --resume, which continues it and runs the rest. auto otherwise, or no real model: rl alone."""
+    a cut one needs --resume, which continues it and runs the rest. auto otherwise (no GPU, --model tiny,
+    --init-from, torchrun), or no real model: rl alone."""
     given = given_fields(cfg)
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    if cfg.stage == "auto" and (device != "cuda" or cfg.model == "tiny" or cfg.init_from):
+    if cfg.stage == "auto" and (device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ):
         return run(keep_given(replace(cfg, stage="rl"), given), reward_fn)
     origin = model_origin(cfg.model)
     if not cfg.model:
@@ -1765,10 +1767,11 @@ def run_all(cfg, reward_fn=None):
         stage = stages[name] = stage_config(cfg, chosen, name, init_from)
         log = read_jsonl(Path(stage.out) / "log.jsonl")
         done, started = (log[-1]["step"] if log else 0), (Path(stage.out) / "log.jsonl").exists()
-        if done >= stage_length(stage):
-            print(f"{name}: finished in {stage.out} ({done} {stage_unit(stage)}): not run again")
+        (last, unit) = stage_length(stage)
+        if done >= last:
+            print(f"{name}: finished in {stage.out} ({done} {unit}): not run again")
         elif started and not cfg.resume:
-            raise ConfigError(f"{stage.out} holds {done} of {name}'s {stage_length(stage)} {stage_unit(stage)}: "
+            raise ConfigError(f"{stage.out} holds {done} of {name}'s {last} {unit}: "
                               f"`python rl.py --resume --out {cfg.out}` continues it, then runs the rest")
         else:
             try:
@@ -1817,12 +1820,8 @@ def stage_config(cfg, chosen, name, init_from):
 
 
 def stage_length(stage):
-    """The last step (ssl: round) of a stage."""
-    return stage.ssl_rounds if stage.stage == "ssl" else stage.steps
-
-
-def stage_unit(stage):
-    return "rounds" if stage.stage == "ssl" else "steps"
+    """(the last step of a stage, what its steps are called)."""
+    return (stage.ssl_rounds, "rounds") if stage.stage == "ssl" else (stage.steps, "steps")
 
 
 def print_plan(cfg, chosen, tasks, folders, origin):
@@ -1847,7 +1846,7 @@ def print_plan(cfg, chosen, tasks, folders, origin):
           f"{', '.join(without) if without else 'none'}")
     for name in folders:
         stage, (low, high, where) = stage_config(cfg, chosen, name, ""), MEASURED_S[name]
-        n, unit = stage_length(stage), stage_unit(stage)
+        n, unit = stage_length(stage)
         if stage.stage == "sft":
             what = f"{n} AdamW steps of {stage.sft_batch} records" + " (+ contrastive prompts)" * stage.sft_contrastive
         else:
@@ -1859,63 +1858,55 @@ def print_plan(cfg, chosen, tasks, folders, origin):
 
 
 def duration(seconds):
-    """'42 min' or '6.5 h'."""
     return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
+def shares(samples):
+    """(pass rate: successes, ok and not a reference copy; the share faster than eager: successes above 1.0x)."""
+    ok = [s for s in samples if s["status"] == "ok" and not s.get("copy")]
+    return len(ok) / max(len(samples), 1), sum((s.get("speedup") or 0) > 1 for s in ok) / max(len(samples), 1)
+
+
 def stage_numbers(stage):
-    """Per step of a finished stage's log: (step, loss) for sft; (step, pass rate, share faster than eager) from
-    samples.jsonl for ssl and rl (a success: ok and not a reference copy; faster: a success above 1.0x)."""
+    """Per logged step of a stage: (loss,) for sft, shares() of its samples for ssl and rl."""
     log = read_jsonl(Path(stage.out) / "log.jsonl")
-    if stage.stage == "sft":
-        return [(r["step"], r["loss"]) for r in log]
-    per_step = {}
-    for s in read_jsonl(Path(stage.out) / "samples.jsonl"):
-        ok = s["status"] == "ok" and not s.get("copy")
-        per_step.setdefault(s["step"], []).append((ok, ok and (s.get("speedup") or 0) > 1))
-    return [(r["step"], *(np.mean(per_step[r["step"]], axis=0) if r["step"] in per_step else (r["pass_rate"], 0)))
+    samples = read_jsonl(Path(stage.out) / "samples.jsonl")
+    return [(r["loss"],) if stage.stage == "sft" else shares([s for s in samples if s["step"] == r["step"]])
             for r in log]
 
 
 def beating_eager(stage, n_tasks):
-    """'K of N (F found here)': the stage's tasks whose best code in its database at its last step is faster than
-    eager, and how many of those bests this stage found (not --init-from's, nor the stage-1 data's)."""
-    log = read_jsonl(Path(stage.out) / "log.jsonl")
-    best, found = (log[-1].get("best_speedup", {}), log[-1].get("best_step", {})) if log else ({}, {})
-    faster = [name for name, speedup in best.items() if speedup > 1]
-    return f"{len(faster)} of {n_tasks} ({sum(found.get(name, 0) > 0 for name in faster)} found here)"
+    """'K of N (F found here)': the tasks whose best code in the stage's database at its end is faster than eager,
+    and how many of those this stage found (not --init-from's, nor the stage-1 data's)."""
+    log = read_jsonl(Path(stage.out) / "log.jsonl")[-1:] or [{}]
+    faster = [name for name, speedup in log[0].get("best_speedup", {}).items() if speedup > 1]
+    return f"{len(faster)} of {n_tasks} ({sum(log[0]['best_step'].get(name, 0) > 0 for name in faster)} found here)"
 
 
 def stage_summary(name, stage, n_tasks):
-    """One line at a stage's end: sft's loss; ssl's and rl's pass rate and share faster than eager over all its
-    samples, and the tasks with a code faster than eager."""
+    """One line at a stage's end: sft's loss; ssl's and rl's shares() over all its samples, and beating_eager."""
+    numbers, unit = stage_numbers(stage), stage_length(stage)[1]
     if stage.stage == "sft":
-        losses = [loss for _, loss in stage_numbers(stage)]
-        return (f"{name} done: {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f} (sft samples nothing: "
-                "no pass rate)")
+        return f"{name} done: {len(numbers)} steps, loss {numbers[0][0]:.3f} -> {numbers[-1][0]:.3f} (no samples)"
     samples = read_jsonl(Path(stage.out) / "samples.jsonl")
-    ok = [s for s in samples if s["status"] == "ok" and not s.get("copy")]
-    fast = [s for s in ok if (s.get("speedup") or 0) > 1]
-    share = f"pass {len(ok) / len(samples):.1%}, faster than eager {len(fast) / len(samples):.1%}" if samples else \
-        "no samples evaluated"
-    return (f"{name} done: {len(stage_numbers(stage))} {stage_unit(stage)}, {len(samples)} samples: {share}; "
-            f"tasks with a code faster than eager: {beating_eager(stage, n_tasks)}")
+    return (f"{name} done: {len(numbers)} {unit}, {len(samples)} samples: pass {shares(samples)[0]:.1%}, faster than "
+            f"eager {shares(samples)[1]:.1%}; tasks with a code faster than eager: {beating_eager(stage, n_tasks)}")
 
 
 def chain_table(stages, n_tasks):
-    """The run's last lines: per stage ({name: its Config}), its first and last step (sft: loss; ssl, rl: pass rate
-    and the share faster than eager) and the tasks with a code faster than eager after it."""
+    """The run's last lines: per stage ({name: its Config}) its first and last step (sft: loss; ssl, rl: pass rate,
+    share faster than eager) and beating_eager."""
     rows = ["stage  steps  first step -> last step                      tasks faster than eager"]
     for name, stage in stages.items():
         numbers = stage_numbers(stage)
         if not numbers:
             continue
-        (_, *a), (_, *b) = numbers[0], numbers[-1]
+        first, last = numbers[0], numbers[-1]
         if stage.stage == "sft":
-            change, beat = f"loss {a[0]:.3f} -> {b[0]:.3f}", "-"
+            change, beat = f"loss {first[0]:.3f} -> {last[0]:.3f}", "-"
         else:
-            change, beat = (f"pass {a[0]:.1%} -> {b[0]:.1%}, faster {a[1]:.1%} -> {b[1]:.1%}",
-                            beating_eager(stage, n_tasks))
+            change = f"pass {first[0]:.1%} -> {last[0]:.1%}, faster {first[1]:.1%} -> {last[1]:.1%}"
+            beat = beating_eager(stage, n_tasks)
         rows.append(f"{name:<6} {len(numbers):>5}  {change:<44} {beat}")
     return "\n".join(rows)
 
