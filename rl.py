@@ -79,6 +79,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
        untruncated distributions) and --log-speedup needs a negative --fail-reward.
 """
 import argparse
+import gc
 import inspect
 import json
 import math
@@ -1777,8 +1778,15 @@ def run_all(cfg, reward_fn=None):
             try:
                 run(keep_given(replace(stage, resume=started), stage.given), reward_fn)
             except Interrupted as e:  # its line names the stage's folder: the chain's own goes on from there
+                rest = folders[folders.index(name) + 1:]
                 raise Interrupted(f"{e}".replace(f"--out {stage.out} ", f"--out {cfg.out} ").replace(
-                    "interrupted in", f"interrupted in {name}", 1) + f" of {name}, then runs the rest") from None
+                    "interrupted in", f"interrupted in {name}", 1) + f", then runs {' and '.join(rest)}" * bool(rest)
+                    ) from None
+            finally:  # the next stage loads its own policy: decode's cache must not keep this one's on the GPU
+                DECODERS.clear()
+                gc.collect()  # whatever cycles still hold this stage's policy
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
             print(stage_summary(name, stage, len(tasks)), flush=True)
         init_from = stage.out
     print(chain_table(stages, len(tasks)), flush=True)

@@ -145,7 +145,8 @@ def test_ctrl_c_in_ssl_then_resume_continues_ssl_and_runs_the_rest(chain, tmp_pa
             os.killpg(proc.pid, signal.SIGKILL)
     lines = [line for line in err.splitlines() if line.strip()]
     assert proc.returncode == 130 and len(lines) == 1, err
-    assert lines[0].startswith("cudal1: interrupted in ssl step 2") and f"--resume --out {out} " in lines[0], err
+    assert lines[0].startswith("cudal1: interrupted in ssl step 2") and lines[0].endswith(", then runs sftc and rl")
+    assert f"python rl.py --resume --out {out} continues from step 2" in lines[0], err
     assert torch.load(out / "ssl" / "ckpt.pt", weights_only=False)["step"] == 1
     assert len(rl.read_jsonl(out / "ssl" / "log.jsonl")) == 1 and not (out / "sftc").exists()
 
