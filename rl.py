@@ -1841,16 +1841,16 @@ def print_plan(cfg, chosen, tasks, folders, origin):
     if not path.is_file():
         raise ConfigError(f"--data {cfg.data}: no such file (one JSON line per measured variant: README, the stages)")
     every = working_records(read_jsonl(path))
-    trained = {r.get("task") for r in working_records(every, cfg.sft_min_speedup)}
-    without = [t for t in tasks if t not in trained]
+    trained = working_records(every, cfg.sft_min_speedup)
+    without = [t for t in tasks if t not in {r.get("task") for r in trained}]
     held = (f"{len(heldout)} held out (bench/real/split.json), never trained: {', '.join(heldout)}" if heldout
             else "held out: none (--task chose the tasks)")
     print(f"plan: {' -> '.join(folders)}, each in its folder of {cfg.out}, each from the one before; "
           f"`python rl.py --resume --out {cfg.out}` continues a cut one, then runs the rest\n"
           f"  model {cfg.model} ({origin}), LoRA rank {cfg.lora_rank} on {cfg.lora_targets}, on {cfg.device}\n"
           f"  {len(tasks)} training tasks: {', '.join(tasks)}\n  {held}\n"
-          f"  stage-1 data {cfg.data}: {len(every)} working variants; sft trains on those measured at least "
-          f"{cfg.sft_min_speedup:g}x; training tasks with none of them (ssl and rl alone train them): "
+          f"  stage-1 data {cfg.data}: {len(every)} working variants, sft trains on the {len(trained)} measured at "
+          f"least {cfg.sft_min_speedup:g}x; training tasks with none of them (ssl and rl alone train them): "
           f"{', '.join(without) if without else 'none'}")
     for name in folders:
         stage, (low, high, where) = stage_config(cfg, chosen, name, ""), MEASURED_S[name]
@@ -1860,13 +1860,14 @@ def print_plan(cfg, chosen, tasks, folders, origin):
         else:
             per = min((stage.ssl_tasks if stage.stage == "ssl" else stage.tasks_per_step) or len(tasks), len(tasks))
             what = f"{n} {unit} of {per} tasks x {stage.group_size} samples"
-        when = (f"~{duration(low * n)}-{duration(high * n)} ({low:g}-{high:g} s a {unit[:-1]} for the 1.5B, "
+        when = (f"~{duration(low * n)} to {duration(high * n)} ({low:g}-{high:g} s a {unit[:-1]} for the 1.5B, "
                 f"{where}, bench/RESULTS.md)" if cfg.device == "cuda" else "time: not measured on a CPU")
         print(f"  {name:<5} {what}, lr {stage.lr:g}: {when}", flush=True)
 
 
 def duration(seconds):
-    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+    return (f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min" if seconds < 5400
+            else f"{seconds / 3600:.1f} h")
 
 
 def shares(samples):
