@@ -253,7 +253,7 @@ def parse_config(argv=None):
     """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given.
     cfg.given (not a field) names the flags the command line set: the fallback to the demo policy leaves them alone."""
     p = argparse.ArgumentParser(description="CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL)",
-                                allow_abbrev=False, argument_default=argparse.SUPPRESS)
+                                allow_abbrev=False, argument_default=argparse.SUPPRESS, epilog=recipe_help())
     comments, defaults = field_comments(), Config()
     for f in fields(Config):
         kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)
@@ -1733,6 +1733,18 @@ CHAIN = {"sft": "sft", "ssl": "ssl", "sftc": "sft", "rl": "rl"}  # folder -> the
 # the recipe, lowest and highest, as bench/RESULTS.md records them (its entries of these dates and GPUs)
 MEASURED_S = {"sft": (0.6, 2.2, "H200, 2026-12-03/04"), "ssl": (104, 196, "H200, 2026-12-04"),
               "sftc": (2.4, 6.8, "H200, 2026-12-05"), "rl": (120, 233, "H100 and H200, 2026-12-05")}
+
+
+def recipe_help():
+    """RECIPE as flags, for --help's last paragraph."""
+    def flags(values):
+        return " ".join(f"--{k.replace('_', '-')}" + (f" {v}" if not isinstance(v, bool) else "")
+                        for k, v in values.items()).replace(str(STAGE1_DATA), "bench/real/stage1.jsonl")
+    steps = {"sft": " (--steps: --sft-steps)", "sftc": " (--steps: --sftc-steps)"}
+    return (f"--stage all (auto with a real model on a GPU) sets each flag not given as bench/real/README.md's recipe: "
+            f"every stage {flags(RECIPE['all'])}, and --task all is bench/real/split.json's 30 training tasks (never "
+            f"its 13 held out); " + "; ".join(f"{name}{steps.get(name, '')} {flags(RECIPE[name])}"
+                                              for name in CHAIN) + ".")
 
 
 def keep_given(cfg, given):

@@ -177,9 +177,14 @@ def test_auto_is_the_chain_for_a_real_model_on_a_gpu_and_rl_otherwise(tmp_path, 
     assert (calls[0].stage, calls[0].out) == (("sft", str(tmp_path / "sft")) if chained else ("rl", str(tmp_path)))
 
 
-def test_the_recipe_fills_what_is_not_given(tmp_path):
+def test_the_recipe_fills_what_is_not_given(tmp_path, capsys):
     """--task all takes split.json's training tasks; each stage gets the recipe's lr and its own steps; a flag
-    given wins in every stage that reads it."""
+    given wins in every stage that reads it; --help says the recipe."""
+    with pytest.raises(SystemExit):
+        rl.parse_config(["--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "every stage --lora-rank 8 --lora-targets q_proj,v_proj --max-new-tokens 3200 --temperature 0.7" in said
+    assert "sft (--steps: --sft-steps) --lr 0.0002; ssl --lr 0.0001" in said and "rl --lr 5e-05" in said
     split = json.loads(rl.SPLIT.read_text())
     for argv, lrs in [([], [2e-4, 1e-4, 1e-4, 5e-5]), (["--lr", "3e-4"], [3e-4] * 4)]:
         cfg = rl.parse_config(["--stage", "all", "--model", "tiny", "--max-new-tokens", "64", "--out", str(tmp_path),
