@@ -1762,12 +1762,12 @@ def run_all(cfg, reward_fn=None):
     given = given_fields(cfg)
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if cfg.stage == "auto" and (device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ):
-        return run(keep_given(replace(cfg, stage="rl"), given), reward_fn)
+        return run(keep_given(replace(cfg, stage="rl"), given), reward_fn=reward_fn)
     origin = model_origin(cfg.model)
     if not cfg.model:
         cfg = choose_policy(replace(cfg, device=device), given)
         if cfg.init_from == str(DEMO_POLICY):  # no real model here: the demo, as its line said
-            return run(keep_given(replace(cfg, stage="rl"), given), reward_fn)
+            return run(keep_given(replace(cfg, stage="rl"), given), reward_fn=reward_fn)
         origin = "the default, from the hub" if cfg.model == DEFAULT_MODEL else "bench/fetch_model.py's offline copy"
     cfg, chosen = chain_config(replace(cfg, device=device), given)
     tasks = load_tasks(cfg)  # a bad --task fails here, before anything is written
@@ -1788,7 +1788,7 @@ def run_all(cfg, reward_fn=None):
                               f"`python rl.py --resume --out {cfg.out}` continues it, then runs the rest")
         else:
             try:
-                run(keep_given(replace(stage, resume=started), stage.given), reward_fn)
+                run(keep_given(replace(stage, resume=started), stage.given), reward_fn=reward_fn)
             except Interrupted as e:  # its line names the stage's folder: the chain's own goes on from there
                 rest = folders[folders.index(name) + 1:]
                 raise Interrupted(f"{e}".replace(f"--out {stage.out} ", f"--out {cfg.out} ").replace(
