@@ -1677,7 +1677,9 @@ def run(cfg, reward_fn=None):
     """The whole job: config, tasks, policy, run folder, optimizer, database; then --stage.
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
     if cfg.stage in ("auto", "all"):
-        return run_all(cfg, reward_fn)  # the stages one after another, or rl alone
+        cfg = stage_or_chain(cfg)
+        if cfg.stage == "all":
+            return run_all(cfg, reward_fn)  # the stages one after another, each by run()
     auto_model, given = not (cfg.model or cfg.init_from), given_fields(cfg)
     cfg = resolve_config(check_config(cfg), given)
     cfg = init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
@@ -1753,23 +1755,29 @@ def keep_given(cfg, given):
     return cfg
 
 
-def run_all(cfg, reward_fn=None):
-    """--stage all (and auto for a real model on a GPU): sft on --data (the shipped stage-1 data by default) -> ssl
-    -> sftc (sft on plain and contrastive prompts: stage 3's question, bench/RESULTS.md) -> rl, each by run() in its
-    folder OUT/<name>, each from the one before (--init-from). A stage whose log reached its steps is not run again;
-    a cut one needs --resume, which continues it and runs the rest. auto otherwise (no GPU, --model tiny,
-    --init-from, torchrun), or no real model: rl alone."""
+def stage_or_chain(cfg):
+    """--stage auto or all resolved: 'all' (run_all) for --stage all, and for auto with a real model on a GPU;
+    auto otherwise (no GPU, --model tiny, --init-from, torchrun) is 'rl'. Without --model the chain takes
+    choose_policy's model; where that is the demo policy (no network, no copy), its fallback runs rl alone."""
     given = given_fields(cfg)
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if cfg.stage == "auto" and (device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ):
-        return run(keep_given(replace(cfg, stage="rl"), given), reward_fn=reward_fn)
-    origin = model_origin(cfg.model)
+        return keep_given(replace(cfg, stage="rl"), given)
     if not cfg.model:
         cfg = choose_policy(replace(cfg, device=device), given)
         if cfg.init_from == str(DEMO_POLICY):  # no real model here: the demo, as its line said
-            return run(keep_given(replace(cfg, stage="rl"), given), reward_fn=reward_fn)
-        origin = "the default, from the hub" if cfg.model == DEFAULT_MODEL else "bench/fetch_model.py's offline copy"
-    cfg, chosen = chain_config(replace(cfg, device=device), given)
+            return keep_given(replace(cfg, stage="rl"), given)
+    return keep_given(replace(cfg, stage="all", device=device), given)
+
+
+def run_all(cfg, reward_fn=None):
+    """--stage all: sft on --data (the shipped stage-1 data by default) -> ssl -> sftc (sft on plain and contrastive
+    prompts: stage 3's question, bench/RESULTS.md) -> rl, each by run() in its folder OUT/<name>, each from the one
+    before (--init-from). A stage whose log reached its steps is not run again; a cut one needs --resume, which
+    continues it and runs the rest."""
+    given = given_fields(cfg)
+    origin = model_origin(cfg.model, given)
+    cfg, chosen = chain_config(cfg, given)
     tasks = load_tasks(cfg)  # a bad --task fails here, before anything is written
     Path(cfg.out).mkdir(parents=True, exist_ok=True)
     save_json(Path(cfg.out) / "config.json", asdict(cfg))
@@ -1780,7 +1788,7 @@ def run_all(cfg, reward_fn=None):
         stage = stages[name] = stage_config(cfg, chosen, name, init_from)
         log = read_jsonl(Path(stage.out) / "log.jsonl")
         done, started = (log[-1]["step"] if log else 0), (Path(stage.out) / "log.jsonl").exists()
-        (last, unit) = stage_length(stage)
+        last, unit = stage_length(stage)
         if done >= last:
             print(f"{name}: finished in {stage.out} ({done} {unit}): not run again")
         elif started and not cfg.resume:
@@ -1805,8 +1813,12 @@ def run_all(cfg, reward_fn=None):
     return cfg
 
 
-def model_origin(model):
-    """Where --model comes from, in words, for the plan."""
+def model_origin(model, given):
+    """Where the model comes from, in words, for the plan."""
+    if "model" not in given and model == DEFAULT_MODEL:
+        return "the default, from the hub"
+    if "model" not in given and model.startswith(str(FETCHED)):
+        return "the default's offline copy, bench/fetch_model.py's"
     path = Path(model).expanduser()
     return ("random and offline: for tests" if model == "tiny" else "--model, a GGUF file transformers dequantises"
             if path.suffix == ".gguf" else "--model, a local folder" if path.is_dir() else "--model, from the hub")

@@ -163,18 +163,10 @@ def test_ctrl_c_in_ssl_then_resume_continues_ssl_and_runs_the_rest(chain, tmp_pa
     (["--model", "Qwen/Qwen2.5-Coder-1.5B-Instruct", "--init-from", "runs/x"], True, False),
     (["--model", "tiny", "--stage", "all"], False, True),
 ], ids=["real-gpu", "tiny-gpu", "real-cpu", "init-from", "all-tiny-cpu"])
-def test_auto_is_the_chain_for_a_real_model_on_a_gpu_and_rl_otherwise(tmp_path, monkeypatch, argv, gpu, chained):
-    calls = []
-
-    def first_stage(cfg, reward_fn=None):
-        calls.append(cfg)
-        raise KeyboardInterrupt  # stop before anything loads
-
-    monkeypatch.setattr(rl, "run", first_stage)
+def test_auto_is_the_chain_for_a_real_model_on_a_gpu_and_rl_otherwise(monkeypatch, argv, gpu, chained):
     monkeypatch.setattr(rl.torch.cuda, "is_available", lambda: gpu)
-    with pytest.raises(KeyboardInterrupt):
-        rl.run_all(rl.parse_config(argv + ["--task", "cpu/relu", "--out", str(tmp_path)]))
-    assert (calls[0].stage, calls[0].out) == (("sft", str(tmp_path / "sft")) if chained else ("rl", str(tmp_path)))
+    cfg = rl.stage_or_chain(rl.parse_config(argv + ["--task", "cpu/relu"]))
+    assert cfg.stage == ("all" if chained else "rl") and cfg.given == rl.parse_config(argv).given | {"task"}
 
 
 def test_the_recipe_fills_what_is_not_given(tmp_path, capsys):
@@ -195,3 +187,14 @@ def test_the_recipe_fills_what_is_not_given(tmp_path, capsys):
         stages = [rl.stage_config(chain, chosen, name, "") for name in rl.CHAIN]
         assert [s.lr for s in stages] == lrs
         assert [rl.stage_length(s)[0] for s in stages] == [200, 4, 40, 200]
+
+
+def test_auto_on_a_gpu_without_a_model_to_load_is_the_demo_policys_rl(monkeypatch, tmp_path, capsys):
+    """No --model, a GPU, no hub and no offline copy: the demo fallback's line, and rl alone on the CPU tasks."""
+    monkeypatch.setattr(rl.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(rl, "hub_reachable", lambda: False)
+    monkeypatch.setattr(rl, "hub_cached", lambda model: False)
+    monkeypatch.setattr(rl, "FETCHED", tmp_path)
+    cfg = rl.stage_or_chain(rl.parse_config([]))
+    assert (cfg.stage, cfg.model, cfg.init_from, cfg.task) == ("rl", "tiny", str(rl.DEMO_POLICY), "cpu/*")
+    assert "falling back to the demo policy" in capsys.readouterr().out
