@@ -19,7 +19,8 @@ import rl  # noqa: E402
 from test_rl import TIMING  # noqa: E402
 from test_stages import ADD_MUL, CLAMP, RELU, short_prompt  # noqa: E402
 
-FMA = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, a, b, c):\n        return torch.mul(a + b, c)\n"
+FMA = ("import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, a, b, c):\n"
+       "        return torch.mul(a + b, c)\n")
 CHAIN = ["--model", "tiny", "--stage", "all", "--task", "cpu/relu,cpu/add_mul", "--sft-steps", "2", "--ssl-rounds",
          "2", "--sftc-steps", "2", "--steps", "1", "--group-size", "2", "--max-new-tokens", "16"]
 STAGES = [("sft", "sft", 2), ("ssl", "ssl", 2), ("sftc", "sft", 2), ("rl", "rl", 1)]  # folder, stage, steps
