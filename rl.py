@@ -1770,49 +1770,6 @@ def stage_or_chain(cfg):
     return keep_given(replace(cfg, stage="all", device=device), given)
 
 
-def run_all(cfg, reward_fn=None):
-    """--stage all: sft on --data (the shipped stage-1 data by default) -> ssl -> sftc (sft on plain and contrastive
-    prompts: stage 3's question, bench/RESULTS.md) -> rl, each by run() in its folder OUT/<name>, each from the one
-    before (--init-from). A stage whose log reached its steps is not run again; a cut one needs --resume, which
-    continues it and runs the rest."""
-    given = given_fields(cfg)
-    origin = model_origin(cfg.model, given)
-    cfg, chosen = chain_config(cfg, given)
-    tasks = load_tasks(cfg)  # a bad --task fails here, before anything is written
-    Path(cfg.out).mkdir(parents=True, exist_ok=True)
-    save_json(Path(cfg.out) / "config.json", asdict(cfg))
-    folders = [name for name in CHAIN if name != "sftc" or cfg.sftc_steps]
-    print_plan(cfg, chosen, [name for name, _ in tasks], folders, origin)
-    init_from, stages = cfg.init_from, {}
-    for name in folders:
-        stage = stages[name] = stage_config(cfg, chosen, name, init_from)
-        log = read_jsonl(Path(stage.out) / "log.jsonl")
-        done, started = (log[-1]["step"] if log else 0), (Path(stage.out) / "log.jsonl").exists()
-        last, unit = stage_length(stage)
-        if done >= last:
-            print(f"{name}: finished in {stage.out} ({done} {unit}): not run again")
-        elif started and not cfg.resume:
-            raise ConfigError(f"{stage.out} holds {done} of {name}'s {last} {unit}: "
-                              f"`python rl.py --resume --out {cfg.out}` continues it, then runs the rest")
-        else:
-            try:
-                run(keep_given(replace(stage, resume=started), stage.given), reward_fn=reward_fn)
-            except Interrupted as e:  # its line names the stage's folder: the chain's own goes on from there
-                rest = folders[folders.index(name) + 1:]
-                raise Interrupted(f"{e}".replace(f"--out {stage.out} ", f"--out {cfg.out} ").replace(
-                    "interrupted in", f"interrupted in {name}", 1) + f", then runs {' and '.join(rest)}" * bool(rest)
-                    ) from None
-            finally:  # the next stage loads its own policy: decode's cache must not keep this one's on the GPU
-                DECODERS.clear()
-                gc.collect()  # whatever cycles still hold this stage's policy
-                if torch.cuda.is_available():
-                    torch.cuda.empty_cache()
-            print(stage_summary(name, stage, len(tasks)), flush=True)
-        init_from = stage.out
-    print(chain_table(stages, len(tasks)), flush=True)
-    return cfg
-
-
 def model_origin(model, given):
     """Where the model comes from, in words, for the plan."""
     if "model" not in given and model == DEFAULT_MODEL:
@@ -1943,6 +1900,49 @@ def chain_table(stages, n_tasks):
         rows.append(f"{name:<6} {len(numbers):>5}  {change:<44} {beat}")
     return "\n".join(rows)
 
+
+
+def run_all(cfg, reward_fn=None):
+    """--stage all: sft on --data (the shipped stage-1 data by default) -> ssl -> sftc (sft on plain and contrastive
+    prompts: stage 3's question, bench/RESULTS.md) -> rl, each by run() in its folder OUT/<name>, each from the one
+    before (--init-from). A stage whose log reached its steps is not run again; a cut one needs --resume, which
+    continues it and runs the rest."""
+    given = given_fields(cfg)
+    origin = model_origin(cfg.model, given)
+    cfg, chosen = chain_config(cfg, given)
+    tasks = load_tasks(cfg)  # a bad --task fails here, before anything is written
+    Path(cfg.out).mkdir(parents=True, exist_ok=True)
+    save_json(Path(cfg.out) / "config.json", asdict(cfg))
+    folders = [name for name in CHAIN if name != "sftc" or cfg.sftc_steps]
+    print_plan(cfg, chosen, [name for name, _ in tasks], folders, origin)
+    init_from, stages = cfg.init_from, {}
+    for name in folders:
+        stage = stages[name] = stage_config(cfg, chosen, name, init_from)
+        log = read_jsonl(Path(stage.out) / "log.jsonl")
+        done, started = (log[-1]["step"] if log else 0), (Path(stage.out) / "log.jsonl").exists()
+        last, unit = stage_length(stage)
+        if done >= last:
+            print(f"{name}: finished in {stage.out} ({done} {unit}): not run again")
+        elif started and not cfg.resume:
+            raise ConfigError(f"{stage.out} holds {done} of {name}'s {last} {unit}: "
+                              f"`python rl.py --resume --out {cfg.out}` continues it, then runs the rest")
+        else:
+            try:
+                run(keep_given(replace(stage, resume=started), stage.given), reward_fn=reward_fn)
+            except Interrupted as e:  # its line names the stage's folder: the chain's own goes on from there
+                rest = folders[folders.index(name) + 1:]
+                raise Interrupted(f"{e}".replace(f"--out {stage.out} ", f"--out {cfg.out} ").replace(
+                    "interrupted in", f"interrupted in {name}", 1) + f", then runs {' and '.join(rest)}" * bool(rest)
+                    ) from None
+            finally:  # the next stage loads its own policy: decode's cache must not keep this one's on the GPU
+                DECODERS.clear()
+                gc.collect()  # whatever cycles still hold this stage's policy
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+            print(stage_summary(name, stage, len(tasks)), flush=True)
+        init_from = stage.out
+    print(chain_table(stages, len(tasks)), flush=True)
+    return cfg
 
 def main(argv=None):
     """The command line: errors and Ctrl-C end in one line on stderr (exit status 1, or 130 for Ctrl-C or SIGTERM)."""
