@@ -1731,8 +1731,8 @@ RECIPE = {"all": dict(lora_rank=8, lora_targets="q_proj,v_proj", max_new_tokens=
           "sftc": dict(lr=1e-4, grad_accum=16, sft_contrastive=True),
           "rl": dict(lr=5e-5, tasks_per_step=8, grad_accum=16, ckpt_every=1)}
 CHAIN = {"sft": "sft", "ssl": "ssl", "sftc": "sft", "rl": "rl"}  # folder -> the stage run there, in this order
-# seconds a step (sft, sftc) or a round (ssl: 8 tasks x 8 samples) or a step (rl: the same) of Qwen2.5-Coder-1.5B with
-# the recipe, lowest and highest, as bench/RESULTS.md records them (its entries of these dates and GPUs)
+# seconds per step (ssl: per round; ssl and rl: 8 tasks x 8 samples) of Qwen2.5-Coder-1.5B with the recipe, lowest
+# and highest, as bench/RESULTS.md's entries of these dates and GPUs record them (the plan's time estimates)
 MEASURED_S = {"sft": (0.6, 2.2, "H200, 2026-12-03/04"), "ssl": (104, 196, "H200, 2026-12-04"),
               "sftc": (2.4, 6.8, "H200, 2026-12-05"), "rl": (120, 233, "H100 and H200, 2026-12-05")}
 
