@@ -5,7 +5,10 @@
 --stage sft      supervised fine-tuning on the working candidates of --data (loss on completion tokens only)
 --stage ssl      ssl_rounds of: G samples per task -> evaluate -> fine-tune on the correct ones only (reward 1 or 0)
                  -> those, timed again in full, into the exemplar database (score = measured speedup) that stage 3 reads
---stage rl       (default) contrastive RL; --init-from DIR starts any stage from an earlier one's weights and database
+--stage rl       contrastive RL; --init-from DIR starts any stage from an earlier one's weights and database
+--stage all      sft on the shipped stage-1 data -> ssl -> sftc (sft on plain and contrastive prompts) -> rl, each in
+                 OUT/<its name>, each from the one before, with bench/real/README.md's recipe (run_all)
+--stage auto     (default) all for a real model on a GPU (no --init-from), else rl (without a GPU: the demo policy)
 
 What the RL stage does, each step
     pick tasks -> contrastive prompts (reference + 2 scored variants from the run's exemplar database, never the
@@ -22,7 +25,8 @@ What the RL stage does, each step
 How to run
     OMP_NUM_THREADS=1 python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 \
         --max-new-tokens 32                      # CPU smoke run (on a CPU, one OpenMP thread per process is faster)
-    python rl.py --task all --steps 200          # GPU + network: Qwen2.5-Coder-1.5B-Instruct on every task
+    python rl.py --task all                      # GPU: Qwen2.5-Coder-1.5B-Instruct through sft, ssl, sftc, rl
+    python rl.py --task all --model M.gguf --sft-steps 20 --ssl-rounds 1 --sftc-steps 4 --steps 1  # a short chain
     python rl.py --task all                      # no GPU or no network: the demo policy (bench/demo) on cpu/*
     python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
     torchrun --nproc-per-node N rl.py --task all  # data-parallel RL, one process per GPU (see "data parallel" below)
@@ -75,6 +79,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
        untruncated distributions) and --log-speedup needs a negative --fail-reward.
 """
 import argparse
+import gc
 import inspect
 import json
 import math
@@ -109,7 +114,7 @@ from prompts import ANSWER_CUE, build_prompt, compare_variants, extract_code, re
 
 @dataclass
 class Config:
-    stage: str = "rl"                 # collect|sft|ssl|rl: which CUDA-L1 stage to run (see the module docstring)
+    stage: str = "auto"               # all: sft, ssl, sftc, rl (run_all); auto: all for a real model on a GPU, else rl
     init_from: str = ""               # an earlier stage's folder: its weights, AdamW moments, exemplars start this run
     task: str = "all"                 # tasks: 'all', a stem, a glob ('level1/*'), a path, or a comma list of these
     tasks_dir: str = str(evaluator.TASKS_DIR)  # folder of KernelBench-format task files (a KernelBench level works)
@@ -172,9 +177,11 @@ class Config:
     sft_contrastive: bool = False     # sft: each record also under a contrastive prompt, exemplars drawn per step
     ssl_rounds: int = 3               # ssl: rounds of sample -> keep the correct -> fine-tune on them
     ssl_tasks: int = 0                # ssl: tasks per round, drawn as rl draws a step's (0 = every task each round)
+    sft_steps: int = 200              # all: sft's AdamW steps on --data before ssl (--steps: rl's steps)
+    sftc_steps: int = 40              # all: sft steps on plain and contrastive prompts after ssl, before rl (0: none)
 
 
-CHOICES = {"stage": ("collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
+CHOICES = {"stage": ("auto", "all", "collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
            "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best"),
            "gen_cache": ("auto", "dynamic", "static", "graphs"), "optimizer_state": ("auto", "keep", "fresh")}
 DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
@@ -198,20 +205,21 @@ def check_config(cfg):
             raise ConfigError(f"{f.name} must be one of {'|'.join(CHOICES[f.name])}, got {v!r}")
     for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "minibatches",
                  "grad_accum", "gen_batch", "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds",
-                 "ssl_check_rounds"):
+                 "ssl_check_rounds", "sft_steps"):
         if getattr(cfg, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
     if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
     for name in ("lora_rank", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
                  "round_to_one", "eval_time_budget", "eval_precision", "eval_jobs", "ssl_tasks",
-                 "ckpt_every", "sft_min_speedup", "exemplar_max_chars"):  # checked here, before the run folder exists
+                 "ckpt_every", "sft_min_speedup", "exemplar_max_chars",
+                 "sftc_steps"):  # checked here, before the run folder exists
         if getattr(cfg, name) < 0:
             raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
     for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout", "lora_alpha", "eval_tol"):
         if getattr(cfg, name) <= 0:
             raise ConfigError(f"{name} must be > 0, got {getattr(cfg, name)}")
-    if cfg.stage == "rl" and cfg.top_p < 1:
+    if cfg.stage in ("rl", "auto", "all") and cfg.top_p < 1:  # (auto and all run rl)
         raise ConfigError(f"top_p {cfg.top_p} samples a truncated distribution that the GRPO loss does not score "
                           "(its ratios compare whole distributions): use --top-p 1 with --stage rl")
     if cfg.mu * cfg.minibatches == 1 and (cfg.eps_low, cfg.eps_high) != (Config.eps_low, Config.eps_high):
@@ -245,7 +253,7 @@ def parse_config(argv=None):
     """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given.
     cfg.given (not a field) names the flags the command line set: the fallback to the demo policy leaves them alone."""
     p = argparse.ArgumentParser(description="CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL)",
-                                allow_abbrev=False, argument_default=argparse.SUPPRESS)
+                                allow_abbrev=False, argument_default=argparse.SUPPRESS, epilog=recipe_help())
     comments, defaults = field_comments(), Config()
     for f in fields(Config):
         kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)
@@ -292,6 +300,7 @@ def resolve_config(cfg, given=None):
     """Fill the automatic fields (device, out, model) so that config.json holds the values actually used.
     given: the fields set on purpose (default given_fields(cfg)), which the fallback to the demo policy keeps."""
     given = given_fields(cfg) if given is None else given
+    cfg = replace(cfg, stage="rl") if cfg.stage == "auto" else cfg  # one stage resolved here (run() chains in run_all)
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
@@ -1670,6 +1679,10 @@ def checkpoint_interrupted(cfg, model, opt):
 def run(cfg, reward_fn=None):
     """The whole job: config, tasks, policy, run folder, optimizer, database; then --stage.
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
+    if cfg.stage in ("auto", "all"):
+        cfg = stage_or_chain(cfg)
+        if cfg.stage == "all":
+            return run_all(cfg, reward_fn)  # the stages one after another, each by run()
     auto_model, given = not (cfg.model or cfg.init_from), given_fields(cfg)
     cfg = resolve_config(check_config(cfg), given)
     cfg = init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
@@ -1710,6 +1723,229 @@ def run(cfg, reward_fn=None):
         dist.destroy_process_group()
     return cfg
 
+# ---------------------------------------------------------------------------- all: sft -> ssl -> sftc -> rl
+
+STAGE1_DATA = DEMO_POLICY.parents[1] / "real" / "stage1.jsonl"  # measured working variants of the 30 training tasks
+SPLIT = DEMO_POLICY.parents[1] / "real" / "split.json"  # {"train": [30 tasks], "heldout": [13 tasks, never trained]}
+# --stage all: the recipe of the proof (bench/real/README.md), for each field not given; "all" for every stage
+RECIPE = {"all": dict(lora_rank=8, lora_targets="q_proj,v_proj", max_new_tokens=3200, temperature=0.7,
+                      data=str(STAGE1_DATA), ssl_rounds=4, ssl_tasks=8),  # sft: every working variant
+          "sft": dict(lr=2e-4), "ssl": dict(lr=1e-4, ckpt_every=1),
+          "sftc": dict(lr=1e-4, grad_accum=16, sft_contrastive=True),
+          "rl": dict(lr=5e-5, tasks_per_step=8, grad_accum=16, ckpt_every=1, eval_precision=0.01)}
+CHAIN = {"sft": "sft", "ssl": "ssl", "sftc": "sft", "rl": "rl"}  # folder -> the stage run there, in this order
+# seconds per step (ssl: per round; ssl and rl: 8 tasks x 8 samples) of Qwen2.5-Coder-1.5B with the recipe, lowest
+# and highest, as bench/RESULTS.md's entries of these dates and GPUs record them (the plan's time estimates)
+MEASURED_S = {"sft": (0.6, 2.2, "H200, 2026-12-03/04"), "ssl": (104, 196, "H200, 2026-12-04"),
+              "sftc": (2.4, 6.8, "H200, 2026-12-05"), "rl": (120, 233, "H100 and H200, 2026-12-05")}
+
+
+def recipe_help():
+    """RECIPE as flags, for --help's last paragraph."""
+    def flags(values):
+        return " ".join(f"--{k.replace('_', '-')}" + (f" {v}" if not isinstance(v, bool) else "")
+                        for k, v in values.items()).replace(str(STAGE1_DATA), "bench/real/stage1.jsonl")
+    steps = {"sft": " (--steps: --sft-steps)", "sftc": " (--steps: --sftc-steps)"}
+    return (f"--stage all (auto with a real model on a GPU) sets each flag not given as bench/real/README.md's recipe: "
+            f"every stage {flags(RECIPE['all'])}, and --task all is bench/real/split.json's 30 training tasks (never "
+            f"its 13 held out); " + "; ".join(f"{name}{steps.get(name, '')} {flags(RECIPE[name])}"
+                                              for name in CHAIN) + ".")
+
+
+def keep_given(cfg, given):
+    """cfg with given (the fields set on purpose, given_fields) attached: replace() builds a Config without it."""
+    cfg.given = frozenset(given)
+    return cfg
+
+
+def stage_or_chain(cfg):
+    """--stage auto or all resolved: 'all' (run_all) for --stage all, and for auto with a real model on a GPU;
+    auto otherwise (no GPU, --model tiny, --init-from, torchrun) is 'rl'. Without --model the chain takes
+    choose_policy's model; where that is the demo policy (no network, no copy), its fallback runs rl alone."""
+    given = given_fields(cfg)
+    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    if cfg.stage == "auto" and (device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ):
+        return keep_given(replace(cfg, stage="rl"), given)
+    if not cfg.model:
+        cfg = choose_policy(replace(cfg, device=device), given)
+        if cfg.init_from == str(DEMO_POLICY):  # no real model here: the demo, as its line said
+            return keep_given(replace(cfg, stage="rl"), given)
+    return keep_given(replace(cfg, stage="all", device=device), given)
+
+
+def model_origin(model, given):
+    """Where the model comes from, in words, for the plan."""
+    if "model" not in given and model == DEFAULT_MODEL:
+        return "the default, from the hub"
+    if "model" not in given and model.startswith(str(FETCHED)):
+        return "the default's offline copy, bench/fetch_model.py's"
+    path = Path(model).expanduser()
+    return ("random and offline: for tests" if model == "tiny" else "--model, a GGUF file transformers dequantises"
+            if path.suffix == ".gguf" else "--model, a local folder" if path.is_dir() else "--model, from the hub")
+
+
+def chain_config(cfg, given):
+    """(the chain's config, saved as OUT/config.json with stage 'all', the fields that count as chosen). A new chain
+    takes RECIPE['all'] for each field not given, and with --task all from this repo's tasks/ the training tasks of
+    bench/real/split.json; a resumed one reads them back as saved. Chosen: the fields given, or different from
+    Config's default (a resumed chain's flags of before); RECIPE's per-stage values fill the others."""
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
+    cfg = replace(cfg, stage="all", out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
+    if not (cfg.resume and (Path(cfg.out) / "config.json").is_file()):
+        cfg = replace(cfg, **{k: v for k, v in RECIPE["all"].items() if k not in given})
+        if cfg.task == "all" and Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve():
+            cfg = replace(cfg, task=",".join(json.loads(SPLIT.read_text())["train"]))
+    check_config(cfg)
+    chosen = set(given) | {f.name for f in fields(Config) if getattr(cfg, f.name) != getattr(Config(), f.name)}
+    return cfg, chosen
+
+
+def stage_config(cfg, chosen, name, init_from):
+    """The Config of the chain's stage `name`: the chain's, RECIPE[name] for the fields not chosen, its steps
+    (sft: --sft-steps, sftc: --sftc-steps, rl: --steps), its folder OUT/name, from init_from."""
+    recipe = {k: v for k, v in RECIPE[name].items() if k not in chosen}
+    steps = {"sft": cfg.sft_steps, "sftc": cfg.sftc_steps}.get(name, cfg.steps)
+    stage = replace(cfg, **recipe, stage=CHAIN[name], steps=steps, init_from=init_from, resume=False,
+                    out=str(Path(cfg.out) / name))
+    return keep_given(stage, chosen | set(recipe) | {"stage", "steps", "init_from", "out"})
+
+
+def stage_length(stage):
+    """(the last step of a stage, what its steps are called)."""
+    return (stage.ssl_rounds, "rounds") if stage.stage == "ssl" else (stage.steps, "steps")
+
+
+def print_plan(cfg, chosen, tasks, folders, origin):
+    """The chain's first lines: model, tasks (training and held out), stage-1 data and what it leaves out, then per
+    stage its length, its settings and the time it took for the 1.5B on a GPU (MEASURED_S)."""
+    heldout = (json.loads(SPLIT.read_text())["heldout"]
+               if cfg.task == ",".join(json.loads(SPLIT.read_text())["train"]) else [])
+    path = Path(cfg.data)
+    if not path.is_file():
+        raise ConfigError(f"--data {cfg.data}: no such file (one JSON line per measured variant: README, the stages)")
+    every = working_records(read_jsonl(path))
+    trained = working_records(every, cfg.sft_min_speedup)
+    without = [t for t in tasks if t not in {r.get("task") for r in trained}]
+    held = (f"{len(heldout)} held out (bench/real/split.json), never trained: {', '.join(heldout)}" if heldout
+            else "held out: none (--task chose the tasks)")
+    print(f"plan: {' -> '.join(folders)}, each in its folder of {cfg.out}, each from the one before; "
+          f"`python rl.py --resume --out {cfg.out}` continues a cut one, then runs the rest\n"
+          f"  model {cfg.model} ({origin}), LoRA rank {cfg.lora_rank} on {cfg.lora_targets}, on {cfg.device}\n"
+          f"  {len(tasks)} training tasks: {', '.join(tasks)}\n  {held}\n"
+          f"  stage-1 data {cfg.data}: {len(every)} working variants, sft trains on the {len(trained)} measured at "
+          f"least {cfg.sft_min_speedup:g}x; training tasks with none of them (ssl and rl alone train them): "
+          f"{', '.join(without) if without else 'none'}")
+    for name in folders:
+        stage, (low, high, where) = stage_config(cfg, chosen, name, ""), MEASURED_S[name]
+        n, unit = stage_length(stage)
+        if stage.stage == "sft":
+            what = f"{n} AdamW steps of {stage.sft_batch} records" + " (+ contrastive prompts)" * stage.sft_contrastive
+        else:
+            per = min((stage.ssl_tasks if stage.stage == "ssl" else stage.tasks_per_step) or len(tasks), len(tasks))
+            what = f"{n} {unit} of {per} tasks x {stage.group_size} samples"
+        when = (f"~{duration(low * n)} to {duration(high * n)} ({low:g}-{high:g} s a {unit[:-1]} for the 1.5B, "
+                f"{where}, bench/RESULTS.md)" if cfg.device == "cuda" else "time: not measured on a CPU")
+        print(f"  {name:<5} {what}, lr {stage.lr:g}: {when}", flush=True)
+
+
+def duration(seconds):
+    return (f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min" if seconds < 5400
+            else f"{seconds / 3600:.1f} h")
+
+
+def shares(samples):
+    """(pass rate: successes, ok and not a reference copy; the share faster than eager: successes above 1.0x)."""
+    ok = [s for s in samples if s["status"] == "ok" and not s.get("copy")]
+    return len(ok) / max(len(samples), 1), sum((s.get("speedup") or 0) > 1 for s in ok) / max(len(samples), 1)
+
+
+def stage_numbers(stage):
+    """Per logged step of a stage: (loss,) for sft, shares() of its samples for ssl and rl."""
+    log = read_jsonl(Path(stage.out) / "log.jsonl")
+    samples = read_jsonl(Path(stage.out) / "samples.jsonl")
+    return [(r["loss"],) if stage.stage == "sft" else shares([s for s in samples if s["step"] == r["step"]])
+            for r in log]
+
+
+def beating_eager(stage, n_tasks):
+    """'K of N (F found here)': the tasks whose best code in the stage's database at its end is faster than eager,
+    and how many of those this stage found (not --init-from's, nor the stage-1 data's)."""
+    log = read_jsonl(Path(stage.out) / "log.jsonl")[-1:] or [{}]
+    faster = [name for name, speedup in log[0].get("best_speedup", {}).items() if speedup > 1]
+    return f"{len(faster)} of {n_tasks} ({sum(log[0]['best_step'].get(name, 0) > 0 for name in faster)} found here)"
+
+
+def stage_summary(name, stage, n_tasks):
+    """One line at a stage's end: sft's loss; ssl's and rl's shares() over all its samples, and beating_eager."""
+    numbers, unit = stage_numbers(stage), stage_length(stage)[1]
+    if stage.stage == "sft":
+        return f"{name} done: {len(numbers)} steps, loss {numbers[0][0]:.3f} -> {numbers[-1][0]:.3f} (no samples)"
+    samples = read_jsonl(Path(stage.out) / "samples.jsonl")
+    return (f"{name} done: {len(numbers)} {unit}, {len(samples)} samples: pass {shares(samples)[0]:.1%}, faster than "
+            f"eager {shares(samples)[1]:.1%}; tasks with a code faster than eager: {beating_eager(stage, n_tasks)}")
+
+
+def chain_table(stages, n_tasks):
+    """The run's last lines: per stage ({name: its Config}) its first and last step (sft: loss; ssl, rl: pass rate,
+    share faster than eager) and beating_eager."""
+    rows = ["stage  steps  first step -> last step                      tasks faster than eager"]
+    for name, stage in stages.items():
+        numbers = stage_numbers(stage)
+        if not numbers:
+            continue
+        first, last = numbers[0], numbers[-1]
+        if stage.stage == "sft":
+            change, beat = f"loss {first[0]:.3f} -> {last[0]:.3f}", "-"
+        else:
+            change = f"pass {first[0]:.1%} -> {last[0]:.1%}, faster {first[1]:.1%} -> {last[1]:.1%}"
+            beat = beating_eager(stage, n_tasks)
+        rows.append(f"{name:<6} {len(numbers):>5}  {change:<44} {beat}")
+    return "\n".join(rows)
+
+
+
+def run_all(cfg, reward_fn=None):
+    """--stage all: sft on --data (the shipped stage-1 data by default) -> ssl -> sftc (sft on plain and contrastive
+    prompts: stage 3's question, bench/RESULTS.md) -> rl, each by run() in its folder OUT/<name>, each from the one
+    before (--init-from). A stage whose log reached its steps is not run again; a cut one needs --resume, which
+    continues it and runs the rest."""
+    given = given_fields(cfg)
+    origin = model_origin(cfg.model, given)
+    cfg, chosen = chain_config(cfg, given)
+    tasks = load_tasks(cfg)  # a bad --task fails here, before anything is written
+    Path(cfg.out).mkdir(parents=True, exist_ok=True)
+    save_json(Path(cfg.out) / "config.json", asdict(cfg))
+    folders = [name for name in CHAIN if name != "sftc" or cfg.sftc_steps]
+    print_plan(cfg, chosen, [name for name, _ in tasks], folders, origin)
+    init_from, stages = cfg.init_from, {}
+    for name in folders:
+        stage = stages[name] = stage_config(cfg, chosen, name, init_from)
+        log = read_jsonl(Path(stage.out) / "log.jsonl")
+        done, started = (log[-1]["step"] if log else 0), (Path(stage.out) / "log.jsonl").exists()
+        last, unit = stage_length(stage)
+        if done >= last:
+            print(f"{name}: finished in {stage.out} ({done} {unit}): not run again")
+        elif started and not cfg.resume:
+            raise ConfigError(f"{stage.out} holds {done} of {name}'s {last} {unit}: "
+                              f"`python rl.py --resume --out {cfg.out}` continues it, then runs the rest")
+        else:
+            try:
+                run(keep_given(replace(stage, resume=started), stage.given), reward_fn=reward_fn)
+            except Interrupted as e:  # its line names the stage's folder: the chain's own goes on from there
+                rest = folders[folders.index(name) + 1:]
+                raise Interrupted(f"{e}".replace(f"--out {stage.out} ", f"--out {cfg.out} ").replace(
+                    "interrupted in", f"interrupted in {name}", 1) + f", then runs {' and '.join(rest)}" * bool(rest)
+                    ) from None
+            finally:  # the next stage loads its own policy: decode's cache must not keep this one's on the GPU
+                DECODERS.clear()
+                gc.collect()  # whatever cycles still hold this stage's policy
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+            print(stage_summary(name, stage, len(tasks)), flush=True)
+        init_from = stage.out
+    print(chain_table(stages, len(tasks)), flush=True)
+    return cfg
 
 def main(argv=None):
     """The command line: errors and Ctrl-C end in one line on stderr (exit status 1, or 130 for Ctrl-C or SIGTERM)."""
