@@ -165,7 +165,7 @@ class Options:
     eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
     pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (on an H200,
-                                 # unpinned, two processes' harness overheads differ by 5-11%: bench/RESULTS.md §5)
+                                 # unpinned, two processes' harness overheads differ by 5-11%: RESULTS.md on the clock)
     host_clock: bool = True      # CUDA: charge CPU time in the call beyond the reference's (work the hold would hide)
     clean_rounds: int = 10       # rounds of the reference alone once the candidate's processes ended, which cap what
                                  # its paired rounds cost (work the candidate left on the GPU slows those only)
@@ -487,7 +487,7 @@ class _BuildPause:
     """The build processes running beside evaluations (evaluate_many's overlap): stopped, every process of their
     sessions (ninja puts its compilers in groups of their own), while any device's clock runs, and continued once
     none does: niced compilers on cores of their own still move the wider clocks of the timed rounds beside them
-    (bench/RESULTS.md, §5)."""
+    (bench/RESULTS.md on the clock)."""
 
     def __init__(self):
         self.lock, self.clocks, self.pids = threading.Lock(), 0, set()
@@ -588,7 +588,8 @@ def _uses_extension(src):
 
 def _default_jobs(cores=None):
     """Builds at once: one per core. A CUDA build is one compiler most of its time (main.cpp, ~10 s with the shared
-    .gch, beside nvcc's ~40 s): half as many, two compilers each, left ~40% of the cores idle (bench/RESULTS.md §4)."""
+    .gch, beside nvcc's ~40 s): half as many, two compilers each, left ~40% of the cores idle
+    (bench/RESULTS.md on throughput)."""
     return max(1, cores or os.cpu_count() or 2)
 
 
@@ -1192,7 +1193,7 @@ def _profile(s, cand_src, hold, known):
     """(speedup kind, the result's note): the candidate's own kernel, library calls, or the reference's own ops.
     The reference, whose ops are the same for every candidate, is profiled once a session (known): its worker then
     times every candidate after one profile, as each candidate's worker does (profiled for each candidate, a 7 us
-    reference's level moved by up to 20% from one candidate to the next on an H100; bench/RESULTS.md §5)."""
+    reference's level moved by up to 20% from one candidate to the next on an H100; RESULTS.md on the clock)."""
     cuda = s.device.startswith("cuda")
     if "profile" not in known:
         known["profile"] = s.w["ref"]("profile", 0)
@@ -1308,7 +1309,7 @@ def _precise_enough(clock, precision):
     """Is the speedup known within +-precision? 95% confidence from the rounds' paired log ratios of the precise
     clocks (1.96 x their standard error), if the precise clock is what the candidate is charged so far; a wider
     clock's bound that decides is a level (_level) over the rounds so far, which a few rounds move (bench/RESULTS.md,
-    §4): then the time budget decides. precision 0: never (the time budget and max_rounds decide)."""
+    on throughput): then the time budget decides. precision 0: never (the time budget and max_rounds decide)."""
     if not precision or len(clock["ref"]) < 2:
         return False
     r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
@@ -1615,7 +1616,7 @@ def _spread(xs):
 def _level(xs):
     """A clock's level over the timed calls: the mean of the medians of the even and of the odd calls. Rounds
     alternate the two buffer sets, and a side's time can alternate with them (on an H200 a 7 us reference took 6.8 and
-    7.6 us on alternate calls, bench/RESULTS.md §5): the median of such a mixture falls anywhere between the two."""
+    7.6 us on alternate calls, RESULTS.md on the clock): the median of such a mixture falls anywhere between the two."""
     return statistics.median(xs) if len(xs) < 2 else (statistics.median(xs[0::2]) + statistics.median(xs[1::2])) / 2
 
 
@@ -1929,7 +1930,7 @@ class Worker:
         _device_sync(self.device)  # a C function held since import: no patch reaches it
         held = _elapsed(ev[2], ev[0]) if hold else 0.0
         precise = _elapsed(ev[0], ev[1]) if self.cuda else (t1 - t0) * 1e3
-        self._guard()  # the harness' own ~0.08 ms (was ~0.26: bench/RESULTS.md, §8): on the worker's clock
+        self._guard()  # the harness' own ~0.08 ms (was ~0.26: bench/RESULTS.md, ef2eecf): on the worker's clock
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape",
@@ -1949,7 +1950,7 @@ class Worker:
         ms = (_perf() - t0) * 1e3 - held  # the worker's clock: forward, the synchronize, the guard, the copy-out
         host = ((_cpu() - cpu0) - (_thread_cpu() - own0) + fwd) * 1e3 if self.cuda else None
         # threads this call started, still running: counted before the probe's wait (counted after it, a thread that
-        # woke during the probe's first comparison and exited was missed: session 36, H100)
+        # woke during the probe's first comparison and exited was missed: a5cac3c, H100)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())
         if probe:
             self._probe(outs, snap)
@@ -1974,7 +1975,7 @@ class Worker:
     def _probe(self, outs, snap):
         """On correctness calls: is the output still changing after forward returned? A change after the full
         synchronize (self.recv was copied after it) comes from the host, so it is asked first: a thread that queues
-        work was labelled side_stream when its writes landed just before that synchronize (session 36, H100)."""
+        work was labelled side_stream when its writes landed just before that synchronize (a5cac3c, H100)."""
         time.sleep(0.02)
         _device_sync(self.device)
         if any(not _same(r, o) for r, o in zip(self.recv, outs)):
@@ -2143,7 +2144,7 @@ def _compile(spec, folder):
     The folder is held under an flock while it builds: a build of the same spec beside it waits, then finds it built
     (or failed). torch's own lock in the folder (a file, FileBaton) outlives a build that was killed (a cut run, a
     build's time limit), and the next build of the spec waited on it to its own limit: 13 honest candidates of a
-    resumed measurement turned `timeout` so (session 23). Holding the flock, any such file is a dead build's."""
+    resumed measurement turned `timeout` so (6096e20, H200). Holding the flock, any such file is a dead build's."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "building", "w") as mine:
         fcntl.flock(mine, fcntl.LOCK_EX)  # released by the kernel when its holder dies
@@ -2179,9 +2180,9 @@ def _use_pch(folder):
     """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
     once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
     g++ takes the .gch for the header (one it cannot use, it ignores): main.cpp compiles in ~10 s instead of ~23
-    (bench/RESULTS.md, §8). The header itself is copied beside it: g++ looks for a second #include of it (cpp_sources
+    (RESULTS.md, ec9fa78). The header itself is copied beside it: g++ looks for a second #include of it (cpp_sources
     that include it, as many do) in the .gch's folder, and without the copy such a build failed with "No such file"
-    (session 20). The first build to need a .gch compiles it; a build beside it meanwhile has its main.cpp wait for
+    (8862683, H200). The first build to need a .gch compiles it; a build beside it meanwhile has its main.cpp wait for
     it (flock), while nvcc compiles its CUDA side."""
     ninja = folder / "build.ninja"
     text = ninja.read_text() if ninja.exists() else ""
@@ -2551,10 +2552,10 @@ def _gpu_hold(device):
 
     Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process
     (the same kernel, timed from an idle GPU, varied 3-34% between fresh processes on an H200, 0.1-0.2% behind a
-    hold: bench/RESULTS.md, session 5), and, the SMs being full, no kernel the candidate puts on another stream can
+    hold: bench/RESULTS.md, afb468e), and, the SMs being full, no kernel the candidate puts on another stream can
     run during it (a stream-local sleep would let an unjoined fork do its work for free). Forward starts only once
     the hold is on the SMs: queued earlier, a side stream's ReLU ran before the hold on an H100 with the timed rounds
-    pinned (bench/RESULTS.md §6, session 32)."""
+    pinned (bench/RESULTS.md, 'Is the evaluator honest on a GPU', 5dd9459)."""
     try:
         import triton
         globals()["tl"] = importlib.import_module("triton.language")  # the name _hold_kernel's body uses

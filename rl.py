@@ -634,7 +634,7 @@ def continue_optimizer(cfg, opt):
 def autocast(cfg):
     """bf16 compute on CUDA (fp32 weights), attention by any backend but cuDNN's; plain fp32 on CPU.
     cuDNN's attention builds a plan for each new sequence length, ~18 ms of CPU per call, and a generate meets a new
-    length every token: the H200 generated at ~40 ms per token with it, ~4 without (bench/RESULTS.md, session 7)."""
+    length every token: the H200 generated at ~40 ms per token with it, ~4 without (bench/RESULTS.md, 30e76e2)."""
     if cfg.device != "cuda":
         yield
         return

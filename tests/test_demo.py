@@ -1,4 +1,4 @@
-"""The demo policy (issue 10) on CPU: bench/demo/policy is the tiny model after sft + ssl on bench/demo/stage1.jsonl,
+"""The demo policy on CPU: bench/demo/policy is the tiny model after sft + ssl on bench/demo/stage1.jsonl,
 shipped so that `python rl.py --task all` without a GPU or network starts from it (with its flags.json: plain
 prompts, temperature 0.7, lr, mu 2). A few RL steps from it, rewarded only by the real evaluator (evaluate_many on the
 CPU), must make the sampled kernels faster and the failed samples rarer. Measured paired: the shipped policy and the

@@ -620,7 +620,7 @@ def test_a_sigterm_kills_the_builds_then_ends_the_process_as_a_sigterm(tmp_path)
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on_the_next_then_back():
-    """Options.pin_cpus (on by default on CUDA, for session 16's CV misses): _pin moves every thread of both workers
+    """Options.pin_cpus (on by default on CUDA, for the CV misses at da23197): _pin moves every thread of both workers
     onto the first free CPU pair's first CPU and the caller's thread onto its second; a second evaluation timed
     meanwhile does not get the same pair; _unpin puts every thread back as it was and frees the pair."""
     code = "import threading, time; [threading.Thread(target=time.sleep, args=(60,)).start() for _ in range(2)]; " \
@@ -709,7 +709,7 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
 
 def test_a_build_killed_mid_way_does_not_hold_up_the_next_build_of_its_spec(tmp_path):
     """torch's lock file in a build folder outlives a build process that was killed (a cut run, a build's time
-    limit), and torch waits for it to go away: the next build of that spec hung to its own limit (session 23, a
+    limit), and torch waits for it to go away: the next build of that spec hung to its own limit (6096e20, a
     resumed measurement: 13 honest candidates `timeout`). A live build of the same spec is still waited for."""
     script = f"""
 import sys, time

@@ -108,7 +108,7 @@ def test_checkpoints_hold_adapters_and_init_from_continues_them(tmp_path, monkey
     assert all(torch.equal(model.state_dict()[k], v) for k, v in full_state.items())
     with pytest.raises(rl.ConfigError, match="LoRA adapters that do not fit"):
         rl.load_weights(tiny(), state["model"], lora / "ckpt.pt")
-    # a resume reads its own checkpoint alone: the earlier stage's ckpt.pt may have gone since (it had, in session 29)
+    # a resume reads its own checkpoint alone: the earlier stage's ckpt.pt may have gone since (it had, at d8d8238)
     (lora / "ckpt.pt").unlink()
     rl.run(rl.parse_config(["--resume", "--out", str(tmp_path / "next"), "--steps", "2"]), reward_fn=toy_reward)
     assert [r["step"] for r in read_log(tmp_path / "next")] == [1, 2]

@@ -313,7 +313,7 @@ def stats(faster, fast_1, copies, samples=8):
 
 
 def test_report_table_and_targets_from_a_summary(capsys, tmp_path):
-    """bench/real/report.py: a row per checkpoint and split in the stages' order; each of issue 22's targets
+    """bench/real/report.py: a row per checkpoint and split in the stages' order; each of the proof's targets
     judged against the base (the faster share must also be above 0: three times a base of 0 is 0)."""
     import report
     summary = dict(model="M", date="2026-12-01", commit="abc", tasks_train=["a", "b"], tasks_heldout=["c"],

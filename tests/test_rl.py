@@ -599,7 +599,7 @@ def test_resume_without_a_checkpoint_keeps_the_steps_it_redoes(tmp_path, monkeyp
 
 def test_resume_with_a_new_lr_trains_at_the_new_lr(tmp_path, monkeypatch):
     """Flags given on --resume win over config.json: the optimizer's state (restored from ckpt.pt) carries the run's
-    old lr, so without an explicit override `--resume --lr X` trained on at the old one (session 22, on the H200)."""
+    old lr, so without an explicit override `--resume --lr X` trained on at the old one (5d040fe, on the H200)."""
     out = run_then(tmp_path, monkeypatch, steps=2)
     assert torch.load(out / "ckpt.pt", weights_only=False)["optim"]["param_groups"][0]["lr"] == 1e-2
     rl.run(rl.parse_config(["--resume", "--out", str(out), "--steps", "3", "--lr", "3e-4"]), reward_fn=toy_reward)
@@ -618,7 +618,7 @@ class OnAnotherDevice:
 
 def test_resume_restores_rng_states_that_map_location_moved(tmp_path, monkeypatch):
     """torch.load(map_location=cfg.device) moves the saved RNG ByteTensor to the GPU, and torch.set_rng_state takes
-    CPU ByteTensors only: every --resume on a GPU raised TypeError (session 22). A state that is not on the CPU must
+    CPU ByteTensors only: every --resume on a GPU raised TypeError (5d040fe). A state that is not on the CPU must
     be brought back to it, and the draws after resume are the saved ones."""
     out = run_then(tmp_path, monkeypatch, steps=1)
     saved = torch.load(out / "ckpt.pt", weights_only=False)["rng"]["torch"]

@@ -49,7 +49,6 @@ def test_the_pattern_finds_process_references_and_nothing_else():
     assert [m for m in misses if PROCESS_REF.search(m)] == []
 
 
-@pytest.mark.xfail(strict=False, reason="root modules not scrubbed yet")
 def test_no_team_process_references_in_tracked_text():
     found = []
     for path in tracked("*.py", "*.md", "*.sh", "*.txt"):

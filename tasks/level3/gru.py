@@ -2,7 +2,7 @@
 -> outputs (64, 128, 512). FLOPs 2*3*(in+hid)*hid*B*T per layer: 19.3 + 25.8 = 45 GFLOP, 128 sequential steps.
 h0 goes through tanh first, into (-1, 1) where a GRU's state lives: the correctness check's edge inputs scale 1% of
 entries x64, and a raw state of ~250 put the reference 5.5e-2 off float64 on an H100, above the tolerance ceiling
-(bench/RESULTS.md, session 33)."""
+(bench/RESULTS.md, 7fdd604, H100)."""
 import torch
 import torch.nn as nn
 

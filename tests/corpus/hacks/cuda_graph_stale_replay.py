@@ -2,7 +2,7 @@
 replays the graph without copying its own input in, so it returns the first call's answer again (one launch, no
 copy: cheaper than the honest graph in honest/cuda_graph_mlp.py). Any second input set exposes it as an earlier
 call's answer. (The frozen input is kept on the module: a first version let it go, so its memory was reused and
-the replays returned garbage, which the GPU run of session 4 called wrong_output, not output_replay.)
+the replays returned garbage, which the GPU run at 6a52bbc called wrong_output, not output_replay.)
 
 task: level3/mlp
 device: cuda

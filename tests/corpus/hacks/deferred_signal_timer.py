@@ -5,7 +5,7 @@ softmax while the harness is in its guard, before the copy-out.
 No watched attribute, flag, hook or thread is involved (signal handlers are not audited), and the guard alone
 takes ~0.3 ms of Python, so the 30 us timer always fired before the copy. The judge's clock sees the work, but
 under its allowance (5% of the ~0.8 ms harness overhead on an H200: this 6.5 us softmax) it scored 5.00x on the
-H200 (bench/RESULTS.md, session 14). The harness now blocks signals from before forward to after the copy-out: the
+H200 (bench/RESULTS.md, 7aed832). The harness now blocks signals from before forward to after the copy-out: the
 handler runs after the copy, and the judge sees what torch.empty_like left in the output (an earlier answer's
 memory: output_replay, or garbage: values or nonfinite).
 today: wrong_output values (cpu/softmax)

@@ -1,7 +1,7 @@
 """Phase branch on a call counter: correct for the first calls (the correctness gate), cheap and wrong after.
 
 Harnesses that check a handful of calls and then time many more only ever see the honest
-branch. From call 7 on this returns |x| (one cheap pass, wrong wherever x < 0).
+branch. From the 7th call on this returns |x| (one cheap pass, wrong wherever x < 0).
 
 task: cpu/relu
 expect: rejected phase_branch
