@@ -809,7 +809,9 @@ def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
     results, raw, rewards = rl.evaluate_and_reward(cfg, tasks, rollouts)
     assert [r.status for r in results] == ["ok", "compile_error"], [r.reason for r in results]
     assert raw[0] == pytest.approx(results[0].speedup) and raw[1] == 0.0
-    assert rewards.tolist() == pytest.approx([1.0, -1.0])  # two values normalised over the step: +-1 sigma
+    assert rewards.tolist() == raw.tolist()  # by default the raw speedups train (advantages keep their order)
+    paper = rl.rewards_of(rl.replace(cfg, reward_normalize=True), results)[1]
+    assert paper.tolist() == pytest.approx([1.0, -1.0])  # the paper's shape: normalised over the step, +-1 sigma
     rl.record_winners(cfg, db, best, tasks, rollouts, results, step=1)
     stored = [e for e in db.entries("cpu/relu") if e.step == 1]
     assert len(stored) == 1 and stored[0].score == pytest.approx(results[0].speedup)
@@ -888,14 +890,14 @@ COPY = ok(1.02, same_as_reference=True)
 
 
 def test_raw_rewards_are_raw_speedups(monkeypatch):
-    """--no-reward-normalize: the rewards are the speedups themselves; the clip (k = 1.5 by default) acts on
-    normalised rewards only, so a 6x and a 2x candidate no longer both get 1.5."""
+    """By default (--no-reward-normalize) the rewards are the speedups themselves; the clip (k = 1.5 by default) acts
+    on the paper's normalised rewards only (--reward-normalize), so a 6x and a 2x candidate do not both get 1.5."""
     fake_evaluator(monkeypatch, {"six": ok(6.0), "two": ok(2.0)})
     batch, rollouts = [("t", "REF")], [dict(texts=[reply("six"), reply("two")])]
     _, raw, rewards = rl.evaluate_and_reward(rl.Config(device="cpu", reward_normalize=False), batch, rollouts)
     assert raw.tolist() == rewards.tolist() == [6.0, 2.0]
     # normalised over the step: mean 4, std 2 -> [1, -1]; the clip at 1.5 does not bind
-    _, _, rewards = rl.evaluate_and_reward(rl.Config(device="cpu"), batch, rollouts)
+    _, _, rewards = rl.evaluate_and_reward(rl.Config(device="cpu", reward_normalize=True), batch, rollouts)
     assert rewards.tolist() == pytest.approx([1.0, -1.0])
 
 
