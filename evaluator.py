@@ -42,6 +42,7 @@ import builtins
 import contextlib
 import copy
 import ctypes
+import difflib
 import errno
 import fcntl
 import fnmatch
@@ -152,8 +153,8 @@ class Options:
     clock_slack: float = 0.02    # hidden work under this share of the reference's time is not charged (charge),
     worker_overhead_slack: float = 0.05  # ... nor under this share of the reference's overhead on the worker's
     judge_overhead_slack: float = 0.03   # ... and on the judge's clock
-    call_timeout_s: float = 60.0
-    build_timeout_s: float = 900.0
+    call_timeout_s: float = 60.0   # seconds one call of the candidate may take before it is a timeout
+    build_timeout_s: float = 900.0  # seconds a C++/CUDA build may take
     eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
     pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (on an H200,
@@ -2540,11 +2541,39 @@ def _summary(r):
             f"{r.cand_ms:.4f} ms +-{100 * r.cand_spread:.1f}%, {r.rounds} paired rounds, {r.seconds:.1f} s){flag}")
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, whose usage errors are one line naming the flag, with a hint (a near flag's name, or --help), not
+    the usage block of every flag above it."""
+
+    def error(self, message):
+        wrong = re.findall(r"unrecognized arguments: (--[\w-]+)", message)
+        near = difflib.get_close_matches(wrong[0], self._option_string_actions, n=1) if wrong else []
+        hint = (f"did you mean {near[0]}?" if near else f"{self.prog} --help lists the flags" if wrong
+                else f"{self.prog} --help says what it takes" if message.startswith("argument ") else "")
+        self.exit(2, f"{self.prog}: error: {message}{f' ({hint})' * bool(hint)}\n")
+
+
+def option_comments():
+    """{Options field: its comment}, continuation lines included, read from the source, so --help says the same."""
+    said, name = {}, None
+    for line in inspect.getsource(Options).splitlines()[1:]:
+        field = re.match(r"    (\w+): [^#]*(?:#\s*(.*))?$", line)
+        more = re.match(r"\s+#\s*(.*)$", line)
+        if field:
+            name, said[field[1]] = field[1], field[2] or ""
+        elif more and name:
+            said[name] += " " + more[1]
+    return said
+
+
 def add_option_flags(p):
-    """Every Options field as a flag of the argparse parser p (--time-budget-s, --min-rounds, ...)."""
+    """Every Options field as a flag of the argparse parser p (--time-budget-s, --min-rounds, ...), with its comment
+    and default as help."""
+    said = option_comments()
     for f in fields(Options):
         kind = {"type": type(f.default)} if type(f.default) is not bool else {"action": argparse.BooleanOptionalAction}
-        p.add_argument("--" + f.name.replace("_", "-"), default=f.default, **kind)
+        p.add_argument("--" + f.name.replace("_", "-"), default=f.default,
+                       help=f"{said.get(f.name, '')} (default: {f.default})".replace("%", "%%"), **kind)
 
 
 def options_of(args):
@@ -2553,17 +2582,22 @@ def options_of(args):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Evaluate one candidate (defines ModelNew) against a KernelBench-format "
-                                "reference (defines Model, get_inputs, get_init_inputs).")
+    p = ArgumentParser(description="Evaluate one candidate (defines ModelNew) against a KernelBench-format "
+                       "reference (defines Model, get_inputs, get_init_inputs).", allow_abbrev=False,
+                       usage="%(prog)s REFERENCE CANDIDATE [--device cpu|cuda] [--json] [options]")
     p.add_argument("reference", nargs="?", help="task file, e.g. tasks/cpu/relu.py")
     p.add_argument("candidate", nargs="?", help="candidate file defining class ModelNew")
-    p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    p.add_argument("--device", choices=["cpu", "cuda"], default=device,
+                   help=f"where both run and are timed (default here: {device}; cuda where a GPU is visible)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
     add_option_flags(p)
     a = p.parse_args(argv)
     opts = options_of(a)
     if not (a.reference and a.candidate):
         p.error("give REFERENCE and CANDIDATE files (re-scoring other systems' kernels: bench/rescore.py)")
+    if not Path(a.candidate).is_file():
+        p.error(f"candidate file {a.candidate} does not exist")
     try:
         ref_src, cand_src = load_task(a.reference), Path(a.candidate).read_text()
     except (TaskError, OSError) as e:

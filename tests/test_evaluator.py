@@ -1,4 +1,5 @@
 """Evaluator contracts: static checks, the CLI, the Python API, batches. The hack corpus is in test_corpus.py."""
+import dataclasses
 import fcntl
 import json
 import math
@@ -330,6 +331,29 @@ def test_cli_usage_errors_exit_nonzero(tmp_path):
         out = subprocess.run([sys.executable, str(ROOT / "evaluator.py"), *args], capture_output=True, text=True,
                              timeout=120)
         assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("args, words", [(["--time-budget", "1"], "did you mean --time-budget-s?"),
+                                         (["--min-rounds", "x"], "argument --min-rounds: invalid int value"),
+                                         (["--device", "tpu"], "argument --device: invalid choice")])
+def test_cli_usage_errors_are_one_line_naming_the_flag(args, words, capsys, tmp_path):
+    """A usage error is one line naming the flag, with a hint; a missing candidate file is one plain line too."""
+    relu = str(ROOT / "tasks/cpu/relu.py")
+    for argv, said in (([relu, relu, *args], words), ([relu, str(tmp_path / "missing.py")], "missing.py does not exist")):
+        with pytest.raises(SystemExit) as e:
+            E.main(argv)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert e.value.code == 2 and len(err) == 1 and said in err[0] and "Errno" not in err[0], err
+
+
+def test_cli_help_says_every_options_meaning_and_default(capsys):
+    with pytest.raises(SystemExit):
+        E.main(["--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    for f in dataclasses.fields(E.Options):
+        flag = "--" + f.name.replace("_", "-")
+        meaning = re.search(rf"{flag}(?: [A-Z_]+|, --no-[\w-]+) (.+?) \(default: ([^)]*)\)", said)
+        assert meaning and meaning[1].strip() and meaning[2] == str(f.default), (flag, said[-300:])
 
 
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
