@@ -69,6 +69,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
        untruncated distributions) and --log-speedup needs a negative --fail-reward.
 """
 import argparse
+import importlib.util
 import inspect
 import json
 import math
@@ -78,6 +79,7 @@ import random
 import re
 import signal
 import sys
+import textwrap
 import threading
 import time
 import zlib
@@ -103,7 +105,7 @@ from prompts import ANSWER_CUE, build_prompt, extract_code, render
 
 @dataclass
 class Config:
-    stage: str = "rl"                 # collect|sft|ssl|rl: which CUDA-L1 stage to run (see the module docstring)
+    stage: str = "rl"                 # collect|sft|ssl|rl: stage 1's data or fine-tune, 2 (self-supervised), 3 (RL)
     init_from: str = ""               # an earlier stage's folder: its weights, AdamW moments, exemplars start this run
     task: str = "all"                 # tasks: 'all', a stem, a glob ('level1/*'), a path, or a comma list of these
     tasks_dir: str = str(evaluator.TASKS_DIR)  # folder of KernelBench-format task files (a KernelBench level works)
@@ -232,17 +234,58 @@ def field_comments():
     return dict(re.findall(r"^    (\w+): [^#\n]*#\s*(.*)$", inspect.getsource(Config), re.M))
 
 
+GROUPS = {  # --help's sections, in this order; a field in none is listed under "other"
+    "run": "task tasks_dir steps device out resume seed tasks_per_step ckpt_every",
+    "model": "model lora_rank lora_alpha lora_targets",
+    "sampling": "group_size gen_batch gen_cache temperature top_p max_new_tokens contrastive n_exemplars bucket_width "
+                "tau exemplar_mode",
+    "reward": "fail_reward copy_reward log_speedup round_to_one recheck_above reward_normalize reward_clip",
+    "GRPO and AdamW": "std_normalize adv_std_floor loss_variant lr weight_decay beta eps_low eps_high mu minibatches "
+                      "grad_accum max_grad_norm",
+    "evaluation": "eval_timeout eval_build_timeout eval_time_budget eval_precision eval_tol eval_jobs",
+    "stages": "stage init_from collect_attempts collect_successes data sft_batch sft_min_speedup sft_contrastive "
+              "ssl_rounds ssl_tasks ssl_check_rounds",
+}
+EXAMPLES = """examples:
+  OMP_NUM_THREADS=1 python rl.py --task all --steps 8       # no GPU: the demo policy on tasks/cpu
+  python rl.py --task all --lora-rank 16                    # a GPU: Qwen2.5-Coder-1.5B-Instruct, LoRA adapters
+  python rl.py --tasks-dir KernelBench/KernelBench/level1 --task '1*' --device cuda  # KernelBench's own tasks
+  python rl.py --resume --out runs/DIR --steps 300          # go on to step 300 (config.json keeps the new target)
+  python rl.py --stage collect --task all --out runs/s1     # stage 1's data; then --stage sft --data runs/s1/...
+  python rl.py --model tiny --task cpu/relu --steps 2 --max-new-tokens 32   # a random model: a smoke test"""
+
+
+def here_defaults():
+    """{field: value} that a run without --model takes on this machine where the default does not apply: the demo
+    policy's on a machine without a GPU (fallback_to_demo). On a GPU it depends on the hub, which --help leaves alone."""
+    if torch.cuda.is_available():
+        return {}
+    demo = json.loads((DEMO_POLICY / "flags.json").read_text())
+    return dict(model="tiny", init_from=os.path.relpath(DEMO_POLICY), device="cpu", task="cpu/*", **demo)
+
+
 def parse_config(argv=None):
-    """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given.
+    """Config from flags (unknown flags and bad values exit with one line); --resume: OUT/config.json + flags given.
     cfg.given (not a field) names the flags the command line set: the fallback to the demo policy leaves them alone."""
-    p = argparse.ArgumentParser(description="CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL)",
-                                allow_abbrev=False, argument_default=argparse.SUPPRESS)
+    here = here_defaults()
+    note = ("On this machine (no GPU) a run without --model falls back to the demo policy: a flag you do not give "
+            "takes its value 'here' where one is shown." if here else "On a GPU without network or offline copy, a "
+            "run without --model falls back to the demo policy (bench/demo/policy/flags.json sets flags not given).")
+    about = f"CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL). {note} Booleans are --flag / --no-flag."
+    p = evaluator.ArgumentParser(description=textwrap.fill(about, 100), epilog=EXAMPLES,
+                                 usage="%(prog)s [--task T] [--steps N] [--model M] [--out DIR] [--resume] [options]",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+                                 argument_default=argparse.SUPPRESS)
     comments, defaults = field_comments(), Config()
+    grouped = {name: group for group, names in GROUPS.items() for name in names.split()}
+    sections = {group: p.add_argument_group(group) for group in [*GROUPS, "other"]}
     for f in fields(Config):
         kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)
-        p.add_argument("--" + f.name.replace("_", "-"), choices=CHOICES.get(f.name),
-                       help=f"{comments.get(f.name, '')} (default: {getattr(defaults, f.name)!r})".replace("%", "%%"),
-                       **kw)  # (argparse formats help with %: a comment's "2%" would break --help)
+        value = f"default: {getattr(defaults, f.name)!r}" + (f"; here: {here[f.name]!r}" if f.name in here else "")
+        sections[grouped.get(f.name, "other")].add_argument(
+            "--" + f.name.replace("_", "-"), choices=CHOICES.get(f.name),
+            help=f"{comments.get(f.name, '')} ({value})".replace("%", "%%"),
+            **kw)  # (argparse formats help with %: a comment's "2%" would break --help)
     given = vars(p.parse_args(argv))
     try:
         if given.get("resume") and not given.get("out"):
@@ -1179,7 +1222,6 @@ def progress_figure(recs):
 def save_plot(cfg, force=True):
     """OUT/progress.png from the log; skipped without matplotlib and, unless forced, when drawn less than
     PLOT_EVERY_S ago."""
-    import importlib.util
     png = Path(cfg.out) / "progress.png"
     if importlib.util.find_spec("matplotlib") is None or (
             not force and png.exists() and time.time() - png.stat().st_mtime < PLOT_EVERY_S):
@@ -1599,6 +1641,8 @@ def run(cfg, reward_fn=None):
     defaults = asdict(Config())
     print(f"config (every field in {out / 'config.json'}), where it differs from the defaults:\n" +
           "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items() if v != defaults[k]))
+    if importlib.util.find_spec("matplotlib") is None:
+        print("cudal1: no progress.png in this run: matplotlib is not installed (pip install matplotlib)")
     start = restore(cfg, step, records, torn) + 1 if cfg.resume else 1
     if cfg.init_from and start == 1:  # no checkpoint of this run (a resume before its first): --init-from's moments
         continue_optimizer(cfg, opt)

@@ -3,12 +3,13 @@ GRPO learning a toy reward (and not learning it with the advantage sign flipped)
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -118,8 +119,33 @@ def test_help_shows_each_fields_comment(capsys):
     with pytest.raises(SystemExit) as e:  # a comment's "2%" once made --help a traceback (argparse's % formatting)
         rl.parse_config(["--help"])
     out = capsys.readouterr().out
-    assert e.value.code == 0 and all(f"--{f.replace('_', '-')} " in out for f in comments), out[-300:]
+    assert e.value.code == 0 and all(re.search(f"--{f.replace('_', '-')}[ ,]", out) for f in comments), out[-300:]
     assert "+-2% on an H200" in " ".join(out.split())
+
+
+def test_a_usage_error_is_one_line_with_a_hint(capsys):
+    with pytest.raises(SystemExit) as e:
+        rl.parse_config(["--stpes", "3"])
+    err = capsys.readouterr().err.splitlines()  # (not a usage block of every flag first)
+    assert e.value.code == 2 and len(err) == 1, err
+    assert err[0].endswith(": error: unrecognized arguments: --stpes 3 (did you mean --steps?)"), err
+
+
+def test_help_is_grouped_with_examples_and_this_machines_defaults(capsys, monkeypatch):
+    """--help: the sections in GROUPS' order, every field in one of them (none under "other"), examples at the end;
+    without a GPU, the values the demo fallback gives a flag not given are shown beside its default."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit):
+        rl.parse_config(["--help"])
+    out = capsys.readouterr().out
+    heads = [line[:-1] for line in out.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    assert heads == ["options", *rl.GROUPS, "examples"], heads
+    grouped = [name for names in rl.GROUPS.values() for name in names.split()]
+    assert sorted(grouped) == sorted(f.name for f in fields(rl.Config)), "each Config field in one GROUPS entry"
+    said = " ".join(out.split())
+    assert "(default: 1.0; here: 0.7)" in said.split("--temperature TEMPERATURE", 1)[1].split(" --", 1)[0]
+    assert "(default: 'all'; here: 'cpu/*')" in said.split("--task TASK", 1)[1].split(" --", 1)[0]
+    assert out.rstrip().splitlines()[-1].startswith("  python rl.py ")  # the examples close it
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the fallback is for machines without a GPU")
@@ -688,7 +714,9 @@ def test_a_finished_run_says_so_and_a_new_steps_is_kept(tmp_path, monkeypatch, c
     assert capsys.readouterr().out.splitlines() == [f"run {out} finished at step 1; give --steps N to go further"]
     assert before == {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
     rl.run(rl.parse_config(["--resume", "--out", str(out), "--steps", "2"]), reward_fn=toy_reward)
-    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("resume:")]
+    printed = capsys.readouterr().out.splitlines()
+    assert "  seed = 3" in printed and not any(line.startswith("  tau = ") for line in printed)  # only non-defaults
+    said = [line for line in printed if line.startswith("resume:")]
     assert said == ["resume: config.json now holds steps 1 -> 2: later resumes keep them"], said
     assert [r["step"] for r in read_log(out)] == [1, 2]
     rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
