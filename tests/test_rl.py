@@ -235,6 +235,17 @@ def test_resume_with_a_corrupt_config_json_is_one_line(capsys, tmp_path, text):
     assert e.value.code == 2 and len(err) == 1 and "config.json" in err[0], err
 
 
+def test_a_hub_id_without_network_fails_at_once(monkeypatch):
+    """Offline, a hub id that is not in the cache is refused after one connection attempt, not the client's retries."""
+    tried = []
+    monkeypatch.setattr(rl, "hub_reachable", lambda timeout=3.0: tried.append(timeout) or False)
+    monkeypatch.setattr(rl, "hub_cached", lambda model_id: False)
+    monkeypatch.setattr("transformers.AutoTokenizer.from_pretrained", lambda *a, **kw: pytest.fail("asked the hub"))
+    with pytest.raises(rl.PolicyError, match="no network to the model hub and no cached copy of org/coder"):
+        rl.load_policy(rl.Config(model="org/coder", device="cpu"))
+    assert len(tried) == 1
+
+
 def test_missing_local_model_says_what_to_do():
     with pytest.raises(rl.PolicyError, match="--model tiny"):
         rl.load_policy(rl.Config(model="./no/such/model", device="cpu"))
