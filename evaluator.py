@@ -38,6 +38,7 @@ Landlock, process groups), the guards (watched attributes, flags, the L2 flush, 
 """
 import argparse
 import ast
+import atexit
 import builtins
 import contextlib
 import copy
@@ -168,6 +169,29 @@ LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 
 # ---------------------------------------------------------------------------- evaluate: the API, the caller's side
 
+_TEMP_DIRS = set()  # the evaluator's temp folders (logs, the workers' TMPDIR) that exist now
+
+
+def _temp_dir(prefix):
+    """A new temp folder that outlives no evaluation: removed by its finally, or at exit when a Ctrl-C ended the
+    process before that ran (evaluate_many's threads, stopped half-way)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _TEMP_DIRS.add(path)
+    return path
+
+
+def _remove_temp_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+    if not os.path.exists(path):  # (a process that still writes there can keep it: at exit it is tried again)
+        _TEMP_DIRS.discard(path)
+
+
+@atexit.register
+def _remove_temp_dirs():
+    for path in list(_TEMP_DIRS):
+        _remove_temp_dir(path)
+
+
 def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, session=None, **opts):
     """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
     Sources that use an extension are built first, in a build process (built=True: build_all already did);
@@ -189,7 +213,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
         fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
                                                            progress=False, refs={cand_src: ref_src}))
     if fail is None:
-        logdir, own = tempfile.mkdtemp(prefix="cudal1-eval-"), session is None
+        logdir, own = _temp_dir("cudal1-eval-"), session is None
         session = session or _Session(ref_src, device, turns)
         if session.ref_src != ref_src or session.device != device:
             raise ValueError("evaluate: the session is for another reference or device")
@@ -202,7 +226,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
         finally:
             if own:
                 session.close()
-            shutil.rmtree(logdir, ignore_errors=True)
+            _remove_temp_dir(logdir)
     if fail.status == "ok" and (same or fail.same_as_reference):
         why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
         timed = "" if o.time_copies else f" (timed {fail.rounds} rounds only: time_copies off)"
@@ -564,46 +588,48 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
         return {}
     jobs = jobs or _default_jobs()
     ctx, failed, running, todo = _context(), {}, [], list(msgs)[::-1]
-    logdir = tempfile.mkdtemp(prefix="cudal1-build-")
-    bar = _bar(len(msgs), "build", progress)
-    while (todo or running) and not (stop and stop()):
-        while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
-            key = todo.pop()
-            here, there = ctx.Pipe()
-            p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
-                            name="cudal1-build")
-            _start([p])
-            if pause:
-                pause.started(p.pid)
-            there.close()
-            here.send(msgs[key])
-            running.append((key, p, here, time.time(), pause.stopped_s() if pause else 0.0))
-        for item in list(running):
-            key, p, conn, t0, stopped0 = item
-            done = conn.poll(0.05)
-            ran = time.time() - t0 - (pause.stopped_s() - stopped0 if pause else 0.0)
-            if done or ran > timeout or not p.is_alive():
-                try:
-                    ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build ran over {timeout:.0f} s")
-                except EOFError:
-                    ans = ("fail", "runtime_error", "crash", "the build process died")
-                if ans[0] == "fail":
-                    failed[key] = Result(ans[1], reason=f"{ans[2]}: {ans[3]}", check=ans[2])
-                if times is not None:
-                    times[key] = time.time() - t0
-                conn.close()
-                _stop([p], session=True)
+    logdir, bar = _temp_dir("cudal1-build-"), _bar(len(msgs), "build", progress)
+    try:  # the build processes' logs, removed once they have ended
+        while (todo or running) and not (stop and stop()):
+            while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
+                key = todo.pop()
+                here, there = ctx.Pipe()
+                p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
+                                name="cudal1-build")
+                _start([p])
                 if pause:
-                    pause.ended(p.pid)
-                running.remove(item)
-                bar.update(1)
-                if on_done:
-                    on_done(key, failed.get(key))
-    for _, p, conn, _, _ in running:  # stopped: what still runs is killed
-        conn.close()
-        _stop([p], session=True)
-        if pause:
-            pause.ended(p.pid)
+                    pause.started(p.pid)
+                there.close()
+                here.send(msgs[key])
+                running.append((key, p, here, time.time(), pause.stopped_s() if pause else 0.0))
+            for item in list(running):
+                key, p, conn, t0, stopped0 = item
+                done = conn.poll(0.05)
+                ran = time.time() - t0 - (pause.stopped_s() - stopped0 if pause else 0.0)
+                if done or ran > timeout or not p.is_alive():
+                    try:
+                        ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build ran over {timeout:.0f} s")
+                    except EOFError:
+                        ans = ("fail", "runtime_error", "crash", "the build process died")
+                    if ans[0] == "fail":
+                        failed[key] = Result(ans[1], reason=f"{ans[2]}: {ans[3]}", check=ans[2])
+                    if times is not None:
+                        times[key] = time.time() - t0
+                    conn.close()
+                    _stop([p], session=True)
+                    if pause:
+                        pause.ended(p.pid)
+                    running.remove(item)
+                    bar.update(1)
+                    if on_done:
+                        on_done(key, failed.get(key))
+    finally:
+        for _, p, conn, _, _ in running:  # stopped (or a Ctrl-C): what still runs is killed
+            conn.close()
+            _stop([p], session=True)
+            if pause:
+                pause.ended(p.pid)
+        _remove_temp_dir(logdir)
     bar.close()
     return failed
 
@@ -637,7 +663,7 @@ class _Session:
         self.ref_src, self.device, self.turns, self.procs, self.started = ref_src, device, turns, None, 0
 
     def _open(self):
-        ctx, self.logdir = _context(), tempfile.mkdtemp(prefix="cudal1-ref-")
+        ctx, self.logdir = _context(), _temp_dir("cudal1-ref-")
         ref_here, ref_there = ctx.Pipe()
         self.conn, there = ctx.Pipe()
         self.procs = [ctx.Process(target=_worker_main, args=(ref_there, self.device, self.logdir, "reference"),
@@ -665,7 +691,7 @@ class _Session:
         finally:
             self.procs = None
             self.conn.close()
-            shutil.rmtree(self.logdir, ignore_errors=True)
+            _remove_temp_dir(self.logdir)
             if mine and self.turns:
                 self.turns.leave(held)
 

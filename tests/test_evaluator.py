@@ -9,6 +9,7 @@ import re
 import signal
 import statistics
 import subprocess
+import tempfile
 import threading
 import time
 import sys
@@ -116,6 +117,47 @@ def test_evaluate_many_evaluates_a_task_s_candidates_against_one_reference_worke
     res = E.evaluate_many([(RELU, slow), (RELU, HONEST), (RELU, HONEST)], "cpu", progress=False, phases=phases,
                           in_flight=1, **{**FAST, "call_timeout_s": 60.0, "eval_timeout_s": 4.0})
     assert [r.status for r in res] == ["timeout", "ok", "ok"] and phases["sessions"] == 2, (res, phases)
+
+
+def test_a_build_leaves_no_temp_folder(tmp_path, monkeypatch):
+    """The build processes' log folder (cudal1-build-*) goes when they have ended, here after a failed build."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    failed = E.build_all(["from torch.utils.cpp_extension import load_inline\nraise ImportError('no compiler')\n"],
+                         "cpu", progress=False)
+    assert len(failed) == 1 and not list(tmp_path.glob("cudal1-*")), list(tmp_path.iterdir())
+
+
+CTRL_C = """
+import sys
+sys.path.insert(0, {root!r})
+import evaluator
+if __name__ == "__main__":
+    evaluator.evaluate_many([({ref!r}, {slow!r})] * 2, "cpu", progress=False)
+"""
+
+
+def test_a_ctrl_c_during_evaluate_many_leaves_no_temp_folders(tmp_path):
+    """Ctrl-C (SIGINT to the process group) while a candidate runs: the process ends and takes its logs and the
+    workers' TMPDIRs (cudal1-eval-*, cudal1-ref-*) with it."""
+    slow = HONEST.replace("        return x.clamp_min(0.0)", "        import time; time.sleep(30)\n        return x")
+    (tmp_path / "driver.py").write_text(CTRL_C.format(root=str(ROOT), ref=RELU, slow=slow))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "driver.py")], env=dict(os.environ, TMPDIR=str(tmp)),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.time() + 120
+        while len(list(tmp.glob("cudal1-eval-*/candidate.log"))) < 1:  # the candidate's worker runs
+            assert proc.poll() is None and time.time() < deadline, "the driver did not reach the candidate"
+            time.sleep(0.1)
+        time.sleep(6)  # into its 30 s call
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert not list(tmp.glob("cudal1-*")), list(tmp.iterdir())
 
 
 def test_evaluate_many_evaluates_a_pair_again_once_its_reference_was_refused(tmp_path):

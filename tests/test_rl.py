@@ -6,7 +6,6 @@ import os
 import re
 import signal
 import subprocess
-import tempfile
 import sys
 import time
 from dataclasses import asdict, fields, replace
@@ -569,8 +568,8 @@ if __name__ == "__main__":  # the evaluator's processes re-import this file
 def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatch, sig):
     """Ctrl-C (SIGINT to the process group, as a terminal sends it; or SIGTERM to it, as `timeout` sends it) during
     step 3, before the first checkpoint (--ckpt-every 10), while an evaluator's judge runs: the run checkpoints step
-    2, says so in one line (no traceback from it or from the judge) and exits 130; --resume goes on from step 3 and
-    ends as a run never interrupted."""
+    2, says so in one line (no traceback from it or from the judge) and exits 130, leaving none of the evaluator's
+    temp folders; --resume goes on from step 3 and ends as a run never interrupted."""
     monkeypatch.setattr(rl, "build_prompt", short_prompt)
     straight, stopped, marker = tmp_path / "straight", tmp_path / "stopped", f"judging-{os.getpid()}-{time.time()}"
     flags = TOY + ["--steps", "4"]
@@ -578,13 +577,15 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
     driver = tmp_path / "driver.py"
     driver.write_text(CTRL_C_DRIVER.format(repo=str(REPO), tests=str(REPO / "tests"),
                                            slow=SLOW_RELU.format(marker=marker)))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     proc = subprocess.Popen([sys.executable, str(driver), *flags, "--out", str(stopped)],
-                            env=dict(os.environ, OMP_NUM_THREADS="1"), stdout=subprocess.DEVNULL,
+                            env=dict(os.environ, OMP_NUM_THREADS="1", TMPDIR=str(tmp)), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 120
-        judging = os.path.join(tempfile.gettempdir(), "cudal1-eval-*", "tmp", marker)  # the worker's own TMPDIR
+        judging = os.path.join(tmp, "cudal1-eval-*", "tmp", marker)  # the worker's own TMPDIR
         while not glob.glob(judging):
             assert proc.poll() is None, f"driver exited early: {proc.stderr.read()[-2000:]}"
             assert time.time() < deadline, "the driver did not reach step 3's evaluation in time"
@@ -597,6 +598,7 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
     lines = [line for line in err.splitlines() if line.strip()]
     assert proc.returncode == 130 and len(lines) == 1, err
     assert lines[0].startswith("cudal1: interrupted in step 3") and "--resume" in lines[0], err
+    assert not list(tmp.glob("cudal1-*")), list(tmp.iterdir())  # its logs and the workers' TMPDIRs
     assert torch.load(stopped / "ckpt.pt", weights_only=False)["step"] == 2 and len(read_log(stopped)) == 2
     rl.run(rl.parse_config(["--resume", "--out", str(stopped)]), reward_fn=toy_reward)
     assert untimed(read_log(straight)) == untimed(read_log(stopped))
@@ -606,8 +608,10 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_ctrl_c_waits_for_the_weights_log_and_checkpoint_of_a_step(sig):
     """Inside finishing_step a SIGINT (or a SIGTERM, under main()'s handler) is held back and raised as
-    KeyboardInterrupt on the way out: a Ctrl-C never leaves weights updated but not logged."""
+    KeyboardInterrupt on the way out: a Ctrl-C never leaves weights updated but not logged. Python's own SIGINT
+    handler is installed for the test: pytest started with SIGINT ignored (a background job of a script) has none."""
     reached, before = [], signal.signal(signal.SIGTERM, rl.stop_as_ctrl_c)
+    ctrl_c = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
             with rl.finishing_step():
@@ -616,6 +620,7 @@ def test_ctrl_c_waits_for_the_weights_log_and_checkpoint_of_a_step(sig):
                 reached.append("the rest of the step")
     finally:
         signal.signal(signal.SIGTERM, before)
+        signal.signal(signal.SIGINT, ctrl_c)
     assert reached == ["the rest of the step"]
 
 
