@@ -1179,51 +1179,75 @@ PLOT_EVERY_S = 10.0  # between checkpoints, progress.png is redrawn after a step
 def found_best(rec):
     """A log record's best speedup over its tasks, of codes this run found (not those --init-from carried, step 0:
     with them the curve is the earlier stage's best from step 1 on); NaN while there is none."""
+    return best_found(rec)[0]
+
+
+def best_found(rec):
+    """(found_best(rec), the task it is of), or (NaN, '')."""
     found = rec.get("best_step", {})  # (older logs lack it: every best counts)
-    return max((v for k, v in rec["best_speedup"].items() if found.get(k, 1) > 0), default=float("nan"))
+    return max(((v, k) for k, v in rec["best_speedup"].items() if found.get(k, 1) > 0), default=(float("nan"), ""))
 
 
-def progress_figure(recs):
-    """The figure of progress.png from log records: reward, pass rate, best speedup and each task's mean speedup of
-    its correct samples per step (speedups against a dashed line at 1.0x, the reference), or sft's loss."""
+def progress_figure(recs, title=""):
+    """The figure of progress.png from log records, 2x2 panels: mean reward, pass rate, the best speedup this run
+    found (its task named) and each task's mean speedup of its correct samples, a marker at each step that sampled
+    it (speedups against a dashed line at 1.0x, the reference); an sft run: its loss. A panel with nothing to draw
+    says so. title: the run's name and step, above the panels."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
     steps = [r["step"] for r in recs]
+    nan = float("nan")
     if "mean_reward" not in recs[0]:  # an sft run logs a loss per step
-        curves = {"sft loss": {"": (steps, [r["loss"] for r in recs])}}
+        panels = [("sft loss", "loss (mean per completion token)", {"": (steps, [r["loss"] for r in recs])})]
     else:
-        per_task = {}  # task -> ([step], [mean speedup of its correct samples])
+        per_task = {}  # task -> ([step it was sampled at], [mean speedup of its correct samples there, or NaN])
         for r in recs:
             for name, t in r.get("per_task", {}).items():
-                if t["mean_speedup"] is not None:
-                    per_task.setdefault(name, ([], []))[0].append(r["step"])
-                    per_task[name][1].append(t["mean_speedup"])
-        curves = {"mean reward": {"": (steps, [r["mean_reward"] for r in recs])},
-                  "pass rate": {"": (steps, [r["pass_rate"] for r in recs])},
-                  "best speedup found in this run": {"": (steps, [found_best(r) for r in recs])},
-                  "mean speedup of correct samples": per_task}
-    fig, axes = plt.subplots(1, len(curves), figsize=(4.4 * len(curves) + 2, 3.8), layout="constrained",
+                xs, ys = per_task.setdefault(name, ([], []))
+                xs.append(r["step"])
+                ys.append(nan if t["mean_speedup"] is None else t["mean_speedup"])
+        speedup, task = best_found(recs[-1])
+        named = f": {speedup:.2f}x, {task}" if task else ""
+        panels = [("mean reward", "reward (mean of the step's samples)",
+                   {"": (steps, [r["mean_reward"] for r in recs])}),
+                  ("pass rate", "correct samples (%)", {"": (steps, [100 * r["pass_rate"] for r in recs])}),
+                  (f"best speedup found in this run{named}", "speedup (x, vs the reference)",
+                   {"": (steps, [found_best(r) for r in recs])}),
+                  ("mean speedup of correct samples", "speedup (x, log scale)", per_task)]
+    rows, cols = (2, 2) if len(panels) > 1 else (1, 1)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols + 1.6, 4.0 * rows + 0.4), layout="constrained",
                              squeeze=False)
-    for ax, (title, lines) in zip(axes[0], curves.items()):
-        for label, (xs, ys) in sorted(lines.items()):
-            ax.plot(xs, ys, marker="." if len(xs) < 30 else None, label=label or None)
-        if "speedup" in title:
+    fig.suptitle(title, fontsize=13)
+    for ax, (name, ylabel, lines) in zip(axes.flat, panels):
+        drawn = {label: (xs, ys) for label, (xs, ys) in sorted(lines.items()) if any(math.isfinite(y) for y in ys)}
+        for label, (xs, ys) in drawn.items():
+            many = len(lines) > 1  # per task: markers alone, no line across the steps that did not sample it
+            ax.plot(xs, ys, marker="o" if many or len(xs) < 30 else None, markersize=5 if many else 4,
+                    linestyle="none" if many else "-", label=label or None)
+        if "speedup" in name:
             ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)  # the reference's speed
-        ax.set(title=title, xlabel="step")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
-        if len(lines) > 1:
+        ax.set_title(name, fontsize=11)
+        ax.set(xlabel="step", ylabel=ylabel)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # steps are whole numbers
+        ax.set_xlim(min(steps) - 0.5, max(steps) + 0.5)
+        if not drawn:
+            ax.text(0.5, 0.5, "no correct samples yet" if "speedup" in name else "nothing logged yet",
+                    transform=ax.transAxes, ha="center", va="center", fontsize=12, color="gray")
+            ax.set_yticks([])
+        elif len(lines) > 1:
             ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))  # 0.1x 1x 10x, not 10^0
+            ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))  # 0.5x 1x 2x 5x: labelled within a decade too
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))  # not 10^0
             ax.yaxis.set_minor_formatter(NullFormatter())
             ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)  # beside the panel
     return fig
 
 
 def save_plot(cfg, force=True):
-    """OUT/progress.png from the log; skipped without matplotlib and, unless forced, when drawn less than
-    PLOT_EVERY_S ago."""
+    """OUT/progress.png from the log, titled with the run's folder and step; skipped without matplotlib and, unless
+    forced, when drawn less than PLOT_EVERY_S ago."""
     png = Path(cfg.out) / "progress.png"
     if importlib.util.find_spec("matplotlib") is None or (
             not force and png.exists() and time.time() - png.stat().st_mtime < PLOT_EVERY_S):
@@ -1231,8 +1255,9 @@ def save_plot(cfg, force=True):
     recs = read_jsonl(Path(cfg.out) / "log.jsonl")
     if recs:
         import matplotlib.pyplot as plt
-        fig = progress_figure(recs)
-        fig.savefig(png)
+        last = cfg.ssl_rounds if cfg.stage == "ssl" else cfg.steps
+        fig = progress_figure(recs, f"{Path(cfg.out).name}: {cfg.stage}, step {recs[-1]['step']} of {last}")
+        fig.savefig(png, dpi=100)
         plt.close(fig)
 
 

@@ -786,6 +786,25 @@ def test_progress_plot_reads_well():
     assert len(legend.get_texts()) == 6 and min(t.get_fontsize() for t in legend.get_texts()) >= 8
 
 
+def test_progress_plot_marks_sampled_steps_names_the_best_and_says_when_empty():
+    """2x2 panels with labelled axes under the run's title; a task's markers only at the steps that sampled it (no
+    line across the others); the best speedup's task in its title; a panel with no correct sample says so."""
+    pytest.importorskip("matplotlib")
+    recs = [dict(step=k, mean_reward=0.1, pass_rate=0.5, best_speedup={"a": 1.5, "b": 2.5 if k == 3 else 1.2},
+                 best_step={"a": 1, "b": 2}, per_task={"a" if k != 2 else "b": {"pass": 1.0, "mean_speedup": 1.1 * k}})
+            for k in (1, 2, 3)]
+    fig = rl.progress_figure(recs, "run7: rl, step 3 of 200")
+    assert fig._suptitle.get_text() == "run7: rl, step 3 of 200" and len(fig.axes) == 4
+    assert all(ax.get_xlabel() == "step" and ax.get_ylabel() for ax in fig.axes)
+    per_task = fig.axes[3]
+    [a] = [line for line in per_task.get_lines() if line.get_label() == "a"]
+    assert list(a.get_xdata()) == [1, 3] and a.get_linestyle() == "None" and a.get_marker() == "o"
+    assert fig.axes[2].get_title().endswith("2.50x, b")
+    empty = rl.progress_figure([dict(recs[0], per_task={"a": {"pass": 0.0, "mean_speedup": None}}, best_speedup={})])
+    for ax in empty.axes[2:]:
+        assert [t.get_text() for t in ax.texts] == ["no correct samples yet"], ax.get_title()
+
+
 def test_progress_plot_draws_the_best_this_run_found_not_what_init_from_carried():
     """A best carried from --init-from (best_step 0) stays out of the best-speedup curve: an RL run from sft would
     otherwise draw the stage-1 data's best, flat, from step 1 (bench/real's arms drew 5.47x at every step)."""
