@@ -10,15 +10,16 @@ import tempfile
 # runs) that a "must gain nothing" bound failed on noise. With it: 1.02-1.11x in 8 runs.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-# Everything the tests write outside their own folders goes under one folder of this session, removed at its end:
-# the evaluator's logs and workers' TMPDIRs, multiprocessing's and torch.compile's temp files, pytest's tmp_path
-# folders, and the C++ build cache with its precompiled headers (~750 MB each). Nothing is left under /tmp or
-# ~/.cache/cudal1 (a cache there would also make a run depend on the one before it).
+# What the tests write outside their own folders goes under one folder of this session, removed at exit: the C++
+# build cache with its precompiled headers (~750 MB each), torch.compile's cache and pytest's tmp_path folders.
+# The evaluator removes its own temp folders, and multiprocessing its own. Nothing is left under /tmp or
+# ~/.cache/cudal1 (a cache there would also make one session depend on the one before). TMPDIR stays the machine's:
+# tests/corpus/hacks/forkserver_escape looks for the evaluator's forkserver socket there, as an attacker would.
 SCRATCH = tempfile.mkdtemp(prefix="cudal1-tests-")
-os.environ["TMPDIR"] = SCRATCH  # for the processes the tests start; tempfile reads it again below
 os.environ["CUDAL1_BUILD_DIR"] = os.path.join(SCRATCH, "builds")
-tempfile.tempdir = None
-# at exit, after the handlers registered later (multiprocessing's, which removes its own folder in there, first)
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(SCRATCH, "inductor")
+os.environ["PYTEST_DEBUG_TEMPROOT"] = SCRATCH  # pytest's tmp_path root (read when the first test asks for one)
+# at exit, after the handlers registered later (multiprocessing's, the evaluator's) have run
 atexit.register(functools.partial(shutil.rmtree, SCRATCH, ignore_errors=True))
 
 import pytest  # noqa: E402
