@@ -6,6 +6,7 @@ import math
 import os
 import random
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -119,12 +120,13 @@ def test_evaluate_many_evaluates_a_task_s_candidates_against_one_reference_worke
     assert [r.status for r in res] == ["timeout", "ok", "ok"] and phases["sessions"] == 2, (res, phases)
 
 
-def test_a_build_leaves_no_temp_folder():
+def test_a_build_leaves_no_temp_folder(tmp_path, monkeypatch):
     """The build processes' log folder (cudal1-build-*) goes when they have ended, here after a failed build."""
-    before = set(Path(tempfile.gettempdir()).glob("cudal1-build-*"))
+    E._context()  # the forkserver first: its socket's folder stays in the machine's temp dir
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     failed = E.build_all(["from torch.utils.cpp_extension import load_inline\nraise ImportError('no compiler')\n"],
                          "cpu", progress=False)
-    assert len(failed) == 1 and set(Path(tempfile.gettempdir()).glob("cudal1-build-*")) == before
+    assert len(failed) == 1 and not list(tmp_path.iterdir()), list(tmp_path.iterdir())
 
 
 CTRL_C = """
@@ -141,15 +143,15 @@ def test_a_ctrl_c_during_evaluate_many_leaves_no_temp_folders(tmp_path):
     workers' TMPDIRs (cudal1-eval-*, cudal1-ref-*) with it."""
     slow = HONEST.replace("        return x.clamp_min(0.0)", "        import time; time.sleep(30)\n        return x")
     (tmp_path / "driver.py").write_text(CTRL_C.format(root=str(ROOT), ref=RELU, slow=slow))
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
+    tmp = Path(tempfile.mkdtemp(prefix="c1-"))  # its TMPDIR: short, for the forkserver's socket path (108 bytes)
     proc = subprocess.Popen([sys.executable, str(tmp_path / "driver.py")], env=dict(os.environ, TMPDIR=str(tmp)),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 120
         while len(list(tmp.glob("cudal1-eval-*/candidate.log"))) < 1:  # the candidate's worker runs
-            assert proc.poll() is None and time.time() < deadline, "the driver did not reach the candidate"
+            assert proc.poll() is None, f"the driver exited: {proc.stderr.read()[-2000:]}"
+            assert time.time() < deadline, "the driver did not reach the candidate"
             time.sleep(0.1)
         time.sleep(6)  # into its 30 s call
         os.killpg(proc.pid, signal.SIGINT)
@@ -157,7 +159,9 @@ def test_a_ctrl_c_during_evaluate_many_leaves_no_temp_folders(tmp_path):
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert not list(tmp.glob("cudal1-*")), list(tmp.iterdir())
+    left = list(tmp.glob("cudal1-*"))
+    shutil.rmtree(tmp, ignore_errors=True)
+    assert not left, left
 
 
 def test_evaluate_many_evaluates_a_pair_again_once_its_reference_was_refused(tmp_path):

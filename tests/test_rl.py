@@ -4,9 +4,11 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, fields, replace
 from pathlib import Path
@@ -577,8 +579,7 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
     driver = tmp_path / "driver.py"
     driver.write_text(CTRL_C_DRIVER.format(repo=str(REPO), tests=str(REPO / "tests"),
                                            slow=SLOW_RELU.format(marker=marker)))
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
+    tmp = Path(tempfile.mkdtemp(prefix="c1-"))  # its TMPDIR: short, for the forkserver's socket path (108 bytes)
     proc = subprocess.Popen([sys.executable, str(driver), *flags, "--out", str(stopped)],
                             env=dict(os.environ, OMP_NUM_THREADS="1", TMPDIR=str(tmp)), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
@@ -598,7 +599,9 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
     lines = [line for line in err.splitlines() if line.strip()]
     assert proc.returncode == 130 and len(lines) == 1, err
     assert lines[0].startswith("cudal1: interrupted in step 3") and "--resume" in lines[0], err
-    assert not list(tmp.glob("cudal1-*")), list(tmp.iterdir())  # its logs and the workers' TMPDIRs
+    left = list(tmp.glob("cudal1-*"))  # its logs and the workers' TMPDIRs
+    shutil.rmtree(tmp, ignore_errors=True)
+    assert not left, left
     assert torch.load(stopped / "ckpt.pt", weights_only=False)["step"] == 2 and len(read_log(stopped)) == 2
     rl.run(rl.parse_config(["--resume", "--out", str(stopped)]), reward_fn=toy_reward)
     assert untimed(read_log(straight)) == untimed(read_log(stopped))
