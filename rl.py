@@ -467,8 +467,8 @@ def load_policy(cfg):
         try:
             if (gguf or cfg.model.startswith((".", "/", "~"))) and not path.exists():
                 raise OSError(f"{path} does not exist")  # a path, not a hub id: don't ask the hub
-            if not path.exists() and not hub_cached(cfg.model) and not hub_reachable():  # one try, not the hub
-                raise OSError(f"no network to the model hub and no cached copy of {cfg.model}")  # client's retries
+            if not path.exists() and not hub_cached(cfg.model) and not hub_reachable():  # (the hub client retries
+                raise OSError(f"no network to the model hub and no cached copy of {cfg.model}")  # for ~50 s)
             tok = AutoTokenizer.from_pretrained(where, **gguf)
             model = AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **gguf)
         except (OSError, ValueError, ImportError) as e:
