@@ -29,7 +29,7 @@ def test_install_lines_keep_a_cpu_machine_cpu_only_and_ci_runs_them():
     assert cpu_torch.split()[:3] == ["pip", "install", "torch"] and installs.index(cpu_torch) == 0, installs
     [rest] = [line for line in installs if "-r requirements.txt" in line]
     assert {"pytest", "matplotlib"} <= set(rest.split()), rest  # the tests and progress.png need nothing else
-    [test_command] = [line for line in section("The two commands").splitlines() if "pytest" in line]
+    [test_command] = [line for line in section("The two commands").splitlines() if line.startswith("python -m pytest")]
     ci = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line.startswith("python -m ")]
     assert bare(ci[-1]) == bare(test_command)  # exactly the README's test command, last
     ci_installs = [bare(line) for line in ci if "pip install" in line and "--upgrade pip" not in line]
