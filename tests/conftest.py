@@ -1,10 +1,26 @@
 """Shared test setup."""
+import atexit
+import functools
 import os
+import shutil
+import tempfile
 
 # The README's CPU setting, for the evaluator's processes too (they inherit it from the forkserver, started later):
 # without it, on CI's 2 cores the CPU timings of corpus files spread so far (a ~1x hack measured 0.79-1.60x in 8
 # runs) that a "must gain nothing" bound failed on noise. With it: 1.02-1.11x in 8 runs.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# What the tests write outside their own folders goes under one folder of this session, removed at exit: the C++
+# build cache with its precompiled headers (~750 MB each), torch.compile's cache and pytest's tmp_path folders.
+# The evaluator removes its own temp folders, and multiprocessing its own. Nothing is left under /tmp or
+# ~/.cache/cudal1 (a cache there would also make one session depend on the one before). TMPDIR stays the machine's:
+# tests/corpus/hacks/forkserver_escape looks for the evaluator's forkserver socket there, as an attacker would.
+SCRATCH = tempfile.mkdtemp(prefix="cudal1-tests-")
+os.environ["CUDAL1_BUILD_DIR"] = os.path.join(SCRATCH, "builds")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(SCRATCH, "inductor")
+os.environ["PYTEST_DEBUG_TEMPROOT"] = SCRATCH  # pytest's tmp_path root (read when the first test asks for one)
+# at exit, after the handlers registered later (multiprocessing's, the evaluator's) have run
+atexit.register(functools.partial(shutil.rmtree, SCRATCH, ignore_errors=True))
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

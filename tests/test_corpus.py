@@ -20,8 +20,8 @@ Each corpus file is a candidate module whose docstring carries machine-readable 
                                           until the evaluator is fixed (then XPASS fails: delete the line);
                                           "evaluator_gap: flaky: ..." for a hole that shows only on some runs
 Folders: hacks/ (cheats the evaluator must catch), failures/ (broken candidates: each failure mode has its
-status), honest/ (must pass). Candidates are evaluated once per test session (results are memoised); the
-evaluator caches C++ builds by source hash, so reruns skip the compiler.
+status), honest/ (must pass). Candidates are evaluated once per test session (results are memoised); their C++
+builds run ahead, as many at a time as there are cores, into the evaluator's cache (by source hash).
 """
 import functools
 import re
@@ -42,7 +42,8 @@ HEADER_KEYS = ("task", "expect", "device", "cpu_only", "same_as_reference", "spe
                "max_speedup", "min_rounds", "also")
 # The defaults' timing budget is for measuring; here every verdict comes from the checks, and >= 13 checked calls
 # (4 correctness sets, 3 warm-ups, 10 rounds) reach every phase. A hang costs call_timeout_s, not the default 60 s.
-# C++ builds are cached by the evaluator under a hash of the source (~/.cache/cudal1/builds), so reruns skip them.
+# C++ builds are cached by the evaluator under a hash of the source (the session's, tests/conftest.py): built ahead
+# by builds_ahead, each evaluation skips its compiler.
 OPTIONS = dict(call_timeout_s=10.0, time_budget_s=0.05, min_rounds=10, max_rounds=20)
 
 
@@ -104,6 +105,15 @@ def corpus_params():
         gap = header(path)["gap"]
         marks = [pytest.mark.xfail(strict=not gap.startswith("flaky:"), reason=f"evaluator gap: {gap}")] if gap else []
         yield pytest.param(path, marks=marks, id=file_id(path))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def builds_ahead():
+    """The CPU files' C++ builds, as many at a time as there are cores, before the first test: a build is mostly one
+    compiler, so one at a time (as each evaluation alone would build) left a core idle. Each evaluation then finds
+    its build in the evaluator's cache; what a build runs, and where, is the same either way."""
+    refs = {p.read_text(): task_file(header(p)["task"]).read_text() for p in FILES if header(p)["device"] == "cpu"}
+    evaluator.build_all(list(refs), "cpu", progress=False, refs=refs)
 
 
 @pytest.mark.parametrize("path", corpus_params())

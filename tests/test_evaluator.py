@@ -1,13 +1,16 @@
 """Evaluator contracts: static checks, the CLI, the Python API, batches. The hack corpus is in test_corpus.py."""
+import dataclasses
 import fcntl
 import json
 import math
 import os
 import random
 import re
+import shutil
 import signal
 import statistics
 import subprocess
+import tempfile
 import threading
 import time
 import sys
@@ -115,6 +118,50 @@ def test_evaluate_many_evaluates_a_task_s_candidates_against_one_reference_worke
     res = E.evaluate_many([(RELU, slow), (RELU, HONEST), (RELU, HONEST)], "cpu", progress=False, phases=phases,
                           in_flight=1, **{**FAST, "call_timeout_s": 60.0, "eval_timeout_s": 4.0})
     assert [r.status for r in res] == ["timeout", "ok", "ok"] and phases["sessions"] == 2, (res, phases)
+
+
+def test_a_build_leaves_no_temp_folder(tmp_path, monkeypatch):
+    """The build processes' log folder (cudal1-build-*) goes when they have ended, here after a failed build."""
+    E._context()  # the forkserver first: its socket's folder stays in the machine's temp dir
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    failed = E.build_all(["from torch.utils.cpp_extension import load_inline\nraise ImportError('no compiler')\n"],
+                         "cpu", progress=False)
+    assert len(failed) == 1 and not list(tmp_path.iterdir()), list(tmp_path.iterdir())
+
+
+CTRL_C = """
+import sys
+sys.path.insert(0, {root!r})
+import evaluator
+if __name__ == "__main__":
+    evaluator.evaluate_many([({ref!r}, {slow!r})] * 2, "cpu", progress=False)
+"""
+
+
+def test_a_ctrl_c_during_evaluate_many_leaves_no_temp_folders(tmp_path):
+    """Ctrl-C (SIGINT to the process group) while a candidate runs: the process ends and takes its logs and the
+    workers' TMPDIRs (cudal1-eval-*, cudal1-ref-*) with it."""
+    slow = HONEST.replace("        return x.clamp_min(0.0)", "        import time; time.sleep(30)\n        return x")
+    (tmp_path / "driver.py").write_text(CTRL_C.format(root=str(ROOT), ref=RELU, slow=slow))
+    tmp = Path(tempfile.mkdtemp(prefix="c1-"))  # its TMPDIR: short, for the forkserver's socket path (108 bytes)
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "driver.py")], env=dict(os.environ, TMPDIR=str(tmp)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.time() + 120
+        while len(list(tmp.glob("cudal1-eval-*/candidate.log"))) < 1:  # the candidate's worker runs
+            assert proc.poll() is None, f"the driver exited: {proc.stderr.read()[-2000:]}"
+            assert time.time() < deadline, "the driver did not reach the candidate"
+            time.sleep(0.1)
+        time.sleep(6)  # into its 30 s call
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    left = list(tmp.glob("cudal1-*"))
+    shutil.rmtree(tmp, ignore_errors=True)
+    assert not left, left
 
 
 def test_evaluate_many_evaluates_a_pair_again_once_its_reference_was_refused(tmp_path):
@@ -334,6 +381,29 @@ def test_cli_usage_errors_exit_nonzero(tmp_path):
         out = subprocess.run([sys.executable, str(ROOT / "evaluator.py"), *args], capture_output=True, text=True,
                              timeout=120)
         assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("args, words", [(["--time-budget", "1"], "did you mean --time-budget-s?"),
+                                         (["--min-rounds", "x"], "argument --min-rounds: invalid int value"),
+                                         (["--device", "tpu"], "argument --device: invalid choice")])
+def test_cli_usage_errors_are_one_line_naming_the_flag(args, words, capsys, tmp_path):
+    """A usage error is one line naming the flag, with a hint; a missing candidate file is one plain line too."""
+    relu = str(ROOT / "tasks/cpu/relu.py")
+    for argv, said in (([relu, relu, *args], words), ([relu, str(tmp_path / "missing.py")], "missing.py does not exist")):
+        with pytest.raises(SystemExit) as e:
+            E.main(argv)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert e.value.code == 2 and len(err) == 1 and said in err[0] and "Errno" not in err[0], err
+
+
+def test_cli_help_says_every_options_meaning_and_default(capsys):
+    with pytest.raises(SystemExit):
+        E.main(["--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    for f in dataclasses.fields(E.Options):
+        flag = "--" + f.name.replace("_", "-")
+        meaning = re.search(rf"{flag}(?: [A-Z_]+|, --no-[\w-]+) (.+?) \(default: ([^)]*)\)", said)
+        assert meaning and meaning[1].strip() and meaning[2] == str(f.default), (flag, said[-300:])
 
 
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
@@ -654,16 +724,20 @@ def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on
 
 def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypatch):
     """A build's main.cpp gets torch/extension.h from the build cache's .gch (g++ -H marks a header it took from a
-    .gch with '!'), made once for builds with the same C++ flags and reused by the next; other flags get their own."""
+    .gch with '!'), made once for builds with the same C++ flags and reused by the next; other flags get their own.
+    The builds with the corpus's flags run in the session's build cache, whose .gch the corpus's C++ builds have
+    made already (one ~750 MB compile a session, not two); other flags in a cache of the test's."""
     import torch.utils.cpp_extension as ce
     for name in ("_import_module_from_library", "_run_ninja_build"):  # _compile patches them; put them back after
         monkeypatch.setattr(ce, name, getattr(ce, name))
-    monkeypatch.setenv("CUDAL1_BUILD_DIR", str(tmp_path))
+    root = E._build_root()
     spec = {"kind": "load_inline", "args": {"name": "pch_a", "cpp_sources": "int f(int x) { return x + 1; }",
-                                            "functions": ["f"]}}
+                                            "functions": ["f"], "extra_cflags": ["-O3"]}}  # the corpus's flags
     E._compile(spec, tmp_path / "a")
     cflags = re.search(r"^cflags = (.*)$", (tmp_path / "a/build.ninja").read_text(), re.M).group(1)
-    (gch,) = tmp_path.glob("pch/*/torch/extension.h.gch")
+    cxx = re.search(r"^cxx = (.*)$", (tmp_path / "a/build.ninja").read_text(), re.M).group(1)
+    gch = E._pch_dir(cxx, cflags.split(" ", 1)[1])[0] / "torch" / "extension.h.gch"
+    assert gch.exists() and gch.parent.parent.parent == root / "pch"
     assert cflags.startswith(f"-I{gch.parent.parent} ")
     seen = subprocess.run(f"c++ -H -fsyntax-only {cflags} main.cpp", shell=True, cwd=tmp_path / "a",
                           capture_output=True, text=True)
@@ -683,12 +757,13 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
         (tmp_path / folder / "build.ninja").write_text(plain)
         monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("a second .gch for the same flags"))
         if folder == "c":  # other flags: a .gch of their own (the compiler not run here: an empty one)
+            monkeypatch.setenv("CUDAL1_BUILD_DIR", str(tmp_path))  # (an empty .gch stays out of the session's)
             monkeypatch.setattr(subprocess, "run", lambda cmd, **k: Path(cmd.split(" -o ")[-1]).write_text("")
                                 or subprocess.CompletedProcess(cmd, 0))
         E._use_pch(tmp_path / folder)
     flags = [re.search(r"^cflags = -I(\S+) ", (tmp_path / f / "build.ninja").read_text(), re.M) for f in "bc"]
     assert flags[0].group(1) == str(gch.parent.parent) != flags[1].group(1)
-    assert len(list(tmp_path.glob("pch/*/torch/extension.h.gch"))) == 2
+    assert len(list(tmp_path.glob("pch/*/torch/extension.h.gch"))) == 1  # c's, beside b's in the session's cache
     assert header.read_text() == real and "#include <torch/all.h>" in real
     # flags whose .gch another build is compiling (it holds the lock): main.cpp's compiler waits until it is done
     (tmp_path / "d").mkdir()

@@ -3,12 +3,14 @@ GRPO learning a toy reward (and not learning it with the advantage sign flipped)
 import glob
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -118,8 +120,33 @@ def test_help_shows_each_fields_comment(capsys):
     with pytest.raises(SystemExit) as e:  # a comment's "2%" once made --help a traceback (argparse's % formatting)
         rl.parse_config(["--help"])
     out = capsys.readouterr().out
-    assert e.value.code == 0 and all(f"--{f.replace('_', '-')} " in out for f in comments), out[-300:]
+    assert e.value.code == 0 and all(re.search(f"--{f.replace('_', '-')}[ ,]", out) for f in comments), out[-300:]
     assert "+-2% on an H200" in " ".join(out.split())
+
+
+def test_a_usage_error_is_one_line_with_a_hint(capsys):
+    with pytest.raises(SystemExit) as e:
+        rl.parse_config(["--stpes", "3"])
+    err = capsys.readouterr().err.splitlines()  # (not a usage block of every flag first)
+    assert e.value.code == 2 and len(err) == 1, err
+    assert err[0].endswith(": error: unrecognized arguments: --stpes 3 (did you mean --steps?)"), err
+
+
+def test_help_is_grouped_with_examples_and_this_machines_defaults(capsys, monkeypatch):
+    """--help: the sections in GROUPS' order, every field in one of them (none under "other"), examples at the end;
+    without a GPU, the values the demo fallback gives a flag not given are shown beside its default."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit):
+        rl.parse_config(["--help"])
+    out = capsys.readouterr().out
+    heads = [line[:-1] for line in out.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    assert heads == ["options", *rl.GROUPS, "examples"], heads
+    grouped = [name for names in rl.GROUPS.values() for name in names.split()]
+    assert sorted(grouped) == sorted(f.name for f in fields(rl.Config)), "each Config field in one GROUPS entry"
+    said = " ".join(out.split())
+    assert "(default: 1.0; here: 0.7)" in said.split("--temperature TEMPERATURE", 1)[1].split(" --", 1)[0]
+    assert "(default: 'all'; here: 'cpu/*')" in said.split("--task TASK", 1)[1].split(" --", 1)[0]
+    assert out.rstrip().splitlines()[-1].startswith("  python rl.py ")  # the examples close it
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the fallback is for machines without a GPU")
@@ -127,7 +154,17 @@ def test_default_model_without_gpu_falls_back_to_the_demo_policy_on_cpu_tasks(ca
     cfg = rl.resolve_config(rl.parse_config([]))
     assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(rl.DEMO_POLICY), "cpu", "cpu/*")
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and "no GPU" in out[0] and "demo policy" in out[0]
+    assert len(out) == 1 and "no GPU" in out[0] and "demo policy" in out[0] and len(out[0]) < 160, out
+
+
+def test_the_fallback_keeps_the_task_when_tasks_dir_is_given(capsys, monkeypatch, tmp_path):
+    """--tasks-dir KB/level1 without --task: the demo policy runs on that folder's tasks ('all'), not on cpu/*,
+    which matched none of them."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    (tmp_path / "19_ReLU.py").write_text((REPO / "tasks" / "cpu" / "relu.py").read_text())
+    cfg = rl.resolve_config(rl.parse_config(["--tasks-dir", str(tmp_path)]))
+    assert (cfg.model, cfg.task) == ("tiny", "all")
+    assert [name for name, _ in rl.load_tasks(cfg)] == ["19_ReLU"]
 
 
 def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monkeypatch, tmp_path):
@@ -138,7 +175,7 @@ def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monke
     cfg = rl.resolve_config(rl.parse_config([]))
     assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(rl.DEMO_POLICY), "cpu", "cpu/*")
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and "no network to the model hub" in out[0]
+    assert len(out) == 1 and "no network to the model hub" in out[0] and len(out[0]) < 160, out
     monkeypatch.setattr(rl, "hub_cached", lambda model_id: True)  # a cached copy works offline: keep the real model
     assert rl.resolve_config(rl.parse_config([])).model == rl.DEFAULT_MODEL
 
@@ -168,7 +205,7 @@ def test_flags_given_win_over_the_demo_policys_flags(capsys, monkeypatch, argv):
     assert (cfg.contrastive, cfg.lr, cfg.temperature) == (True, 1e-6, 1.0)
     assert (cfg.mu, cfg.fail_reward, cfg.model) == (2, -1.0, "tiny")  # the demo's flags for the rest
     [line] = capsys.readouterr().out.strip().splitlines()
-    assert "--mu 2" in line and not any(f in line for f in ("contrastive", "--lr", "--temperature"))
+    assert "+5 flags" in line and len(line) < 160, line  # flags.json's 8, less the 3 given
 
 
 def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch):
@@ -176,7 +213,7 @@ def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch)
     cfg = rl.resolve_config(rl.parse_config(["--stage", "sft", "--data", "d.jsonl"]))
     assert (cfg.model, cfg.init_from) == ("tiny", str(rl.DEMO_POLICY))
     [line] = capsys.readouterr().out.strip().splitlines()
-    assert "--stage sft trains it on --data d.jsonl" in line and "--model" in line and "--task" not in line
+    assert "--stage sft trains it on --data d.jsonl" in line and "--task" not in line and len(line) < 160
 
 
 @pytest.mark.parametrize("argv", [["--lr", "-1"], ["--weight-decay", "-0.1"], ["--eps-low", "-0.2"],
@@ -197,6 +234,17 @@ def test_resume_with_a_corrupt_config_json_is_one_line(capsys, tmp_path, text):
         rl.parse_config(["--resume", "--out", str(tmp_path)])
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1 and "config.json" in err[0], err
+
+
+def test_a_hub_id_without_network_fails_at_once(monkeypatch):
+    """Offline, a hub id that is not in the cache is refused after one connection attempt, not the client's retries."""
+    tried = []
+    monkeypatch.setattr(rl, "hub_reachable", lambda timeout=3.0: tried.append(timeout) or False)
+    monkeypatch.setattr(rl, "hub_cached", lambda model_id: False)
+    monkeypatch.setattr("transformers.AutoTokenizer.from_pretrained", lambda *a, **kw: pytest.fail("asked the hub"))
+    with pytest.raises(rl.PolicyError, match="no network to the model hub and no cached copy of org/coder"):
+        rl.load_policy(rl.Config(model="org/coder", device="cpu"))
+    assert len(tried) == 1
 
 
 def test_missing_local_model_says_what_to_do():
@@ -522,8 +570,8 @@ if __name__ == "__main__":  # the evaluator's processes re-import this file
 def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatch, sig):
     """Ctrl-C (SIGINT to the process group, as a terminal sends it; or SIGTERM to it, as `timeout` sends it) during
     step 3, before the first checkpoint (--ckpt-every 10), while an evaluator's judge runs: the run checkpoints step
-    2, says so in one line (no traceback from it or from the judge) and exits 130; --resume goes on from step 3 and
-    ends as a run never interrupted."""
+    2, says so in one line (no traceback from it or from the judge) and exits 130, leaving none of the evaluator's
+    temp folders; --resume goes on from step 3 and ends as a run never interrupted."""
     monkeypatch.setattr(rl, "build_prompt", short_prompt)
     straight, stopped, marker = tmp_path / "straight", tmp_path / "stopped", f"judging-{os.getpid()}-{time.time()}"
     flags = TOY + ["--steps", "4"]
@@ -531,13 +579,14 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
     driver = tmp_path / "driver.py"
     driver.write_text(CTRL_C_DRIVER.format(repo=str(REPO), tests=str(REPO / "tests"),
                                            slow=SLOW_RELU.format(marker=marker)))
+    tmp = Path(tempfile.mkdtemp(prefix="c1-"))  # its TMPDIR: short, for the forkserver's socket path (108 bytes)
     proc = subprocess.Popen([sys.executable, str(driver), *flags, "--out", str(stopped)],
-                            env=dict(os.environ, OMP_NUM_THREADS="1"), stdout=subprocess.DEVNULL,
+                            env=dict(os.environ, OMP_NUM_THREADS="1", TMPDIR=str(tmp)), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 120
-        judging = os.path.join(tempfile.gettempdir(), "cudal1-eval-*", "tmp", marker)  # the worker's own TMPDIR
+        judging = os.path.join(tmp, "cudal1-eval-*", "tmp", marker)  # the worker's own TMPDIR
         while not glob.glob(judging):
             assert proc.poll() is None, f"driver exited early: {proc.stderr.read()[-2000:]}"
             assert time.time() < deadline, "the driver did not reach step 3's evaluation in time"
@@ -550,6 +599,9 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
     lines = [line for line in err.splitlines() if line.strip()]
     assert proc.returncode == 130 and len(lines) == 1, err
     assert lines[0].startswith("cudal1: interrupted in step 3") and "--resume" in lines[0], err
+    left = list(tmp.glob("cudal1-*"))  # its logs and the workers' TMPDIRs
+    shutil.rmtree(tmp, ignore_errors=True)
+    assert not left, left
     assert torch.load(stopped / "ckpt.pt", weights_only=False)["step"] == 2 and len(read_log(stopped)) == 2
     rl.run(rl.parse_config(["--resume", "--out", str(stopped)]), reward_fn=toy_reward)
     assert untimed(read_log(straight)) == untimed(read_log(stopped))
@@ -559,8 +611,10 @@ def test_ctrl_c_checkpoints_in_one_line_and_resume_is_exact(tmp_path, monkeypatc
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_ctrl_c_waits_for_the_weights_log_and_checkpoint_of_a_step(sig):
     """Inside finishing_step a SIGINT (or a SIGTERM, under main()'s handler) is held back and raised as
-    KeyboardInterrupt on the way out: a Ctrl-C never leaves weights updated but not logged."""
+    KeyboardInterrupt on the way out: a Ctrl-C never leaves weights updated but not logged. Python's own SIGINT
+    handler is installed for the test: pytest started with SIGINT ignored (a background job of a script) has none."""
     reached, before = [], signal.signal(signal.SIGTERM, rl.stop_as_ctrl_c)
+    ctrl_c = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
             with rl.finishing_step():
@@ -569,6 +623,7 @@ def test_ctrl_c_waits_for_the_weights_log_and_checkpoint_of_a_step(sig):
                 reached.append("the rest of the step")
     finally:
         signal.signal(signal.SIGTERM, before)
+        signal.signal(signal.SIGINT, ctrl_c)
     assert reached == ["the rest of the step"]
 
 
@@ -635,7 +690,7 @@ def test_resume_restores_rng_states_that_map_location_moved(tmp_path, monkeypatc
     model, _ = rl.initial_policy(cfg)
     opt = torch.optim.AdamW(rl.trainable(model), lr=cfg.lr)
     torch.manual_seed(12345)
-    assert rl.restore(cfg, model, opt) == 1
+    assert rl.read_checkpoint(cfg, model, opt)[0] == 1
     assert torch.equal(torch.get_rng_state(), saved)
 
 
@@ -651,10 +706,10 @@ def test_resume_refuses_a_corrupt_line_amid_valid_ones(tmp_path, monkeypatch, na
     lines = (out / name).read_text().splitlines(True)
     lines.insert(1, lines[0][:len(lines[0]) // 2] + "\n")
     (out / name).write_text("".join(lines))
-    before = {f.relative_to(out): f.read_bytes() for f in out.rglob("*") if f.is_file() and f.suffix != ".json"}
-    with pytest.raises(rl.ConfigError, match=f"{name}:2: "):
-        rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
-    assert before == {f.relative_to(out): f.read_bytes() for f in out.rglob("*") if f.is_file() and f.suffix != ".json"}
+    before = {f.relative_to(out): f.read_bytes() for f in out.rglob("*") if f.is_file()}
+    with pytest.raises(rl.ConfigError, match=f"{name}:2: "):  # (--steps 6 would be saved in config.json)
+        rl.run(rl.parse_config(["--resume", "--out", str(out), "--steps", "6"]), reward_fn=toy_reward)
+    assert before == {f.relative_to(out): f.read_bytes() for f in out.rglob("*") if f.is_file()}
 
 
 @pytest.mark.parametrize("keep", [0, 0.5], ids=["empty", "truncated"])
@@ -662,10 +717,47 @@ def test_resume_with_a_broken_checkpoint_says_so(tmp_path, monkeypatch, keep):
     out = run_then(tmp_path, monkeypatch, steps=1)
     data = (out / "ckpt.pt").read_bytes()
     (out / "ckpt.pt").write_bytes(data[:int(len(data) * keep)])
-    log = (out / "log.jsonl").read_bytes()
+    before = {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
     with pytest.raises(rl.ConfigError, match="ckpt.pt cannot be read"):
-        rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
-    assert (out / "log.jsonl").read_bytes() == log
+        rl.run(rl.parse_config(["--resume", "--out", str(out), "--steps", "6"]), reward_fn=toy_reward)
+    assert before == {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}  # config.json too
+
+
+def test_a_finished_run_says_so_and_a_new_steps_is_kept(tmp_path, monkeypatch, capsys):
+    """A plain --resume of a run that reached its steps says so in one line and changes nothing; --steps N goes on,
+    says that config.json now holds it, and a later plain --resume stops there."""
+    out = run_then(tmp_path, monkeypatch, steps=1)
+    before = {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
+    capsys.readouterr()
+    rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
+    assert capsys.readouterr().out.splitlines() == [f"run {out} finished at step 1; give --steps N to go further"]
+    assert before == {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
+    rl.run(rl.parse_config(["--resume", "--out", str(out), "--steps", "2"]), reward_fn=toy_reward)
+    printed = capsys.readouterr().out.splitlines()
+    assert "  seed = 3" in printed and not any(line.startswith("  tau = ") for line in printed)  # only non-defaults
+    said = [line for line in printed if line.startswith("resume:")]
+    assert said == ["resume: config.json now holds steps 1 -> 2: later resumes keep them"], said
+    assert [r["step"] for r in read_log(out)] == [1, 2]
+    rl.run(rl.parse_config(["--resume", "--out", str(out)]), reward_fn=toy_reward)
+    assert capsys.readouterr().out.splitlines() == [f"run {out} finished at step 2; give --steps N to go further"]
+
+
+def test_a_torn_last_line_is_said_and_kept_and_out_is_absolute(tmp_path, monkeypatch, capsys):
+    """A crash mid-write tears log.jsonl's last line: the resume names it in one line and keeps it in redone/.
+    config.json stores --out absolute, so the resume line it prints works from any folder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    rl.run(rl.parse_config(TOY + ["--steps", "1", "--out", "run"]), reward_fn=toy_reward)
+    out = tmp_path / "run"
+    assert json.loads((out / "config.json").read_text())["out"] == str(out)
+    with open(out / "log.jsonl", "a") as f:
+        f.write('{"step": 2, "mean_rew')
+    capsys.readouterr()
+    rl.run(rl.parse_config(["--resume", "--out", "run", "--steps", "2"]), reward_fn=toy_reward)
+    said = [line for line in capsys.readouterr().out.splitlines() if "tore" in line]
+    assert len(said) == 1 and "log.jsonl" in said[0] and str(out / "redone") in said[0], said
+    assert (out / "redone" / "log.jsonl.torn").read_text() == '{"step": 2, "mean_rew\n'
+    assert [r["step"] for r in read_log(out)] == [1, 2]
 
 # ---------------------------------------------------------------------------- progress plot
 
@@ -695,6 +787,25 @@ def test_progress_plot_reads_well():
         assert any(line.get_linestyle() == "--" and set(line.get_ydata()) == {1.0} for line in ax.get_lines())
     legend = speedups[1].get_legend()
     assert len(legend.get_texts()) == 6 and min(t.get_fontsize() for t in legend.get_texts()) >= 8
+
+
+def test_progress_plot_marks_sampled_steps_names_the_best_and_says_when_empty():
+    """2x2 panels with labelled axes under the run's title; a task's markers only at the steps that sampled it (no
+    line across the others); the best speedup's task in its title; a panel with no correct sample says so."""
+    pytest.importorskip("matplotlib")
+    recs = [dict(step=k, mean_reward=0.1, pass_rate=0.5, best_speedup={"a": 1.5, "b": 2.5 if k == 3 else 1.2},
+                 best_step={"a": 1, "b": 2}, per_task={"a" if k != 2 else "b": {"pass": 1.0, "mean_speedup": 1.1 * k}})
+            for k in (1, 2, 3)]
+    fig = rl.progress_figure(recs, "run7: rl, step 3 of 200")
+    assert fig._suptitle.get_text() == "run7: rl, step 3 of 200" and len(fig.axes) == 4
+    assert all(ax.get_xlabel() == "step" and ax.get_ylabel() for ax in fig.axes)
+    per_task = fig.axes[3]
+    [a] = [line for line in per_task.get_lines() if line.get_label() == "a"]
+    assert list(a.get_xdata()) == [1, 3] and a.get_linestyle() == "None" and a.get_marker() == "o"
+    assert fig.axes[2].get_title().endswith("2.50x, b")
+    empty = rl.progress_figure([dict(recs[0], per_task={"a": {"pass": 0.0, "mean_speedup": None}}, best_speedup={})])
+    for ax in empty.axes[2:]:
+        assert [t.get_text() for t in ax.texts] == ["no correct samples yet"], ax.get_title()
 
 
 def test_progress_plot_draws_the_best_this_run_found_not_what_init_from_carried():

