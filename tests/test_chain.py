@@ -198,4 +198,4 @@ def test_auto_on_a_gpu_without_a_model_to_load_is_the_demo_policys_rl(monkeypatc
     monkeypatch.setattr(rl, "FETCHED", tmp_path)
     cfg = rl.stage_or_chain(rl.parse_config([]))
     assert (cfg.stage, cfg.model, cfg.init_from, cfg.task) == ("rl", "tiny", str(rl.DEMO_POLICY), "cpu/*")
-    assert "falling back to the demo policy" in capsys.readouterr().out
+    assert "demo policy bench/demo/policy" in capsys.readouterr().out  # the fallback's one line
