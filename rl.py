@@ -449,6 +449,8 @@ def fallback_to_demo(cfg, why, given):
     task = "cpu/*" if cfg.task == "all" and "tasks_dir" not in given else cfg.task
     flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items() if k not in given}
     what = f"--stage sft trains it on --data {cfg.data}" if cfg.stage == "sft" else f"--task {task}"
+    if cfg.stage != "sft":
+        evaluator.find_tasks(task, cfg.tasks_dir)  # a bad --task is said alone, not after this line
     print(f"cudal1: {why}: demo policy bench/demo/policy (+{len(flags)} flags) on cpu, {what}")
     return replace(cfg, model="tiny", init_from=str(DEMO_POLICY), device="cpu", task=task, **flags)
 

@@ -157,6 +157,15 @@ def test_default_model_without_gpu_falls_back_to_the_demo_policy_on_cpu_tasks(ca
     assert len(out) == 1 and "no GPU" in out[0] and "demo policy" in out[0] and len(out[0]) < 160, out
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the fallback is for machines without a GPU")
+def test_a_bad_task_is_said_alone_not_after_the_fallback_line(capsys):
+    """An error that has nothing to do with the model (no such task) is the one line printed: the demo fallback's
+    line would come first and read as the cause."""
+    with pytest.raises(SystemExit) as exit_:
+        rl.main(["--task", "no_such_task"])
+    assert "no task matches" in str(exit_.value) and "demo policy" not in capsys.readouterr().out
+
+
 def test_the_fallback_keeps_the_task_when_tasks_dir_is_given(capsys, monkeypatch, tmp_path):
     """--tasks-dir KB/level1 without --task: the demo policy runs on that folder's tasks ('all'), not on cpu/*,
     which matched none of them."""
