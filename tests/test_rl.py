@@ -1115,11 +1115,13 @@ def test_large_speedups_are_rechecked_and_near_one_rounded(monkeypatch):
 def test_timing_noise_earns_no_advantage_by_default(monkeypatch):
     """A group measured 1.00, 1.01, 0.99, 1.00 (timing noise) got advantages of +-1.41, as large as a real win; with
     the default rounding (within 0.02 of 1 -> 1) its rewards are equal and its advantages zero. The other group's
-    2x keeps its signal: raw [1, 1, 1, 2] in both groups' step -> normalised over 8, clipped, then per group."""
+    2x keeps its signal: raw [1, 1, 1, 2] in both groups' step -> (the paper's shape) normalised over 8, clipped, then
+    per group."""
     fake_evaluator(monkeypatch, {"a": ok(1.0), "b": ok(1.01), "c": ok(0.99), "d": ok(1.0), "win": ok(2.0)})
     batch = [("noise", "REF1"), ("real", "REF2")]
     rollouts = [dict(texts=[reply(n) for n in "abcd"]), dict(texts=[reply(n) for n in ("a", "a", "a", "win")])]
-    _, raw, rewards = rl.evaluate_and_reward(rl.Config(device="cpu", group_size=4), batch, rollouts)
+    cfg = rl.Config(device="cpu", group_size=4, reward_normalize=True)
+    _, raw, rewards = rl.evaluate_and_reward(cfg, batch, rollouts)
     assert raw.tolist() == [1.0] * 7 + [2.0]
     adv = rl.group_advantages(torch.tensor(rewards).view(2, 4))
     # step: mean 1.125, std sqrt((7 * .125^2 + .875^2) / 8) = 0.330719 -> 1x: -0.377964, 2x: 2.645751 -> clip 1.5;
