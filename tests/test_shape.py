@@ -11,8 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # A team-process reference is the word session, issue or call (singular or plural, any case) standing alone, one
 # space, then a whole number ("#" allowed), or a section sign before a number. Whole words only, so no longer word
 # that ends in those letters counts ("recalls 5", "reissues 2", "samples 12" has no such word), nor a flag
-# ("--calls 2"); a word without a number after it is prose ("3 calls a step", "the call's 10 s"), and so is a
-# measurement ("first call 9.8 s", "one session 8.99 us", a column gap "per call   800 calls"). A run of numbers
+# ("--calls_2"); a word without a number after it is prose ("3 calls a step", "the call's 10 s"), and so is a
+# measurement ("first call_9.8 s", "one session_8.99 us", a column gap "per call   800 calls"). A run of numbers
 # (two sessions joined by "and", a range of calls) is caught at its first number. The examples in the test below are
 # spelt with "_" for the space, so that this file passes its own test.
 PROCESS_REF = re.compile(r"(?<![\w-])(?:sessions?|issues?|calls?)\s#?\d+(?![\d.]*\d)|§\s*\d", re.IGNORECASE)
