@@ -161,6 +161,7 @@ class Config:
     mu: int = 1                       # passes over each batch of rollouts (PPO epochs, reshuffled after the first)
     minibatches: int = 1              # AdamW steps per pass: the batch's samples split in M (old log-probs: before all)
     grad_accum: int = 8               # micro-batches per optimizer step (memory, not maths)
+    recompute: str = "auto"           # auto|on|off: layers run again in backward to save memory (auto: on CUDA only)
     max_grad_norm: float = 1.0        # clip the gradient norm (0 = off)
     update: bool = True               # rl: take the GRPO update (off: sample, evaluate, reward and log the steps only)
     eval_timeout: float = 60.0        # seconds one call of a candidate may take before it is a timeout
@@ -185,7 +186,8 @@ class Config:
 
 CHOICES = {"stage": ("auto", "all", "collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
            "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best"),
-           "gen_cache": ("auto", "dynamic", "static", "graphs"), "optimizer_state": ("auto", "keep", "fresh")}
+           "gen_cache": ("auto", "dynamic", "static", "graphs"), "optimizer_state": ("auto", "keep", "fresh"),
+           "recompute": ("auto", "on", "off")}
 DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
 FETCHED = Path.home() / ".cache" / "cudal1" / "models"  # bench/fetch_model.py's offline GGUFs, the preferred first:
 OFFLINE_MODELS = ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
@@ -258,7 +260,7 @@ GROUPS = {  # --help's sections, in this order; a field in none is listed under 
                 "tau exemplar_mode exemplar_max_chars",
     "reward": "fail_reward copy_reward log_speedup round_to_one recheck_above reward_normalize reward_clip",
     "GRPO and AdamW": "std_normalize adv_std_floor loss_variant lr weight_decay beta eps_low eps_high mu minibatches "
-                      "grad_accum max_grad_norm optimizer_state update",
+                      "grad_accum recompute max_grad_norm optimizer_state update",
     "evaluation": "eval_timeout eval_build_timeout eval_time_budget eval_precision eval_tol eval_jobs",
     "stages": "stage init_from collect_attempts collect_successes data sft_batch sft_min_speedup sft_contrastive "
               "ssl_rounds ssl_tasks ssl_check_rounds sft_steps sftc_steps",
@@ -625,8 +627,11 @@ def layers_recomputed(cfg, model):
     of a 5,000-token contrastive prompt and 3,200 new tokens would hold ~130 GB in bf16; with it the 28 layers'
     inputs, ~6 GB, and one layer's activations at a time. Costs one more forward. The layer runs again in backward,
     outside the forward's autocast(cfg): it gets autocast(cfg) again, so it picks the same attention backend (on the
-    H200 the recompute ran cuDNN's, not the forward's memory-efficient one, and checkpoint stopped the update)."""
-    layers = getattr(model.get_decoder(), "layers", None) if hasattr(model, "get_decoder") else None
+    H200 the recompute ran cuDNN's, not the forward's memory-efficient one, and checkpoint stopped the update).
+    --recompute auto turns it on for CUDA only: on the CPU (the demo's 0.33M policy) memory is not what limits a
+    step, and the extra forward is a third of the update's time."""
+    on = cfg.recompute == "on" or cfg.recompute == "auto" and str(cfg.device).startswith("cuda")
+    layers = getattr(model.get_decoder(), "layers", None) if on and hasattr(model, "get_decoder") else None
     for layer in layers or []:
         layer.forward = partial(checkpoint, layer.forward, use_reentrant=False,
                                 context_fn=lambda: (nullcontext(), autocast(cfg)))

@@ -154,7 +154,7 @@ def test_a_gradient_pass_with_layers_recomputed_gives_the_same_gradients_and_kee
     model = tiny(rank=rank, lora_targets="q_proj,v_proj")
     for p in rl.trainable(model):  # B != 0, so that the adapters' term is not zeros
         p.data.normal_(0, 0.05, generator=torch.Generator().manual_seed(1))
-    cfg = rl.Config(model="tiny", device="cpu", temperature=0.7)
+    cfg = rl.Config(model="tiny", device="cpu", temperature=0.7, recompute="on")
     samples = [(torch.tensor([5, 17, 99, 3]), torch.tensor([41, 200, 7, 8, 9]), torch.tensor([1, 1, 1, 1, 0]).bool()),
                (torch.tensor([6, 16]), torch.tensor([40, 201, 8, 1, 2]), torch.tensor([1, 1, 1, 1, 1]).bool())]
 
@@ -171,6 +171,9 @@ def test_a_gradient_pass_with_layers_recomputed_gives_the_same_gradients_and_kee
     assert torch.allclose(lp0, lp1, atol=1e-6) and len(g0) == len(g1) > 0
     assert all(g.abs().sum() > 0 and torch.allclose(g, h, atol=1e-6) for g, h in zip(g0, g1))
     assert kept1 < kept0 / 2
+    for recompute, device, on in (("auto", "cpu", False), ("off", "cpu", False), ("auto", "cuda", True)):
+        with rl.layers_recomputed(rl.replace(cfg, recompute=recompute, device=device), model):  # (nothing runs)
+            assert all(("forward" in layer.__dict__) == on for layer in model.model.layers), (recompute, device)
     assert all("forward" not in layer.__dict__ for layer in model.model.layers)
 
 
@@ -189,7 +192,7 @@ def test_the_recomputed_layers_run_under_the_forwards_autocast(monkeypatch):
             yield
     monkeypatch.setattr(rl, "autocast", math_attention)
     model = tiny(rank=4, lora_targets="q_proj,v_proj")
-    cfg = rl.Config(model="tiny", device="cpu", temperature=0.7)
+    cfg = rl.Config(model="tiny", device="cpu", temperature=0.7, recompute="on")
     samples = [(torch.tensor([5, 17, 99, 3]), torch.tensor([41, 200, 7]), torch.tensor([1, 1, 0]).bool()),
                (torch.tensor([6, 16]), torch.tensor([40, 201, 8]), torch.tensor([1, 1, 1]).bool())]
     with rl.layers_recomputed(cfg, model):
