@@ -288,7 +288,7 @@ def test_ssl_rounds_of_ssl_tasks_sample_the_tasks_drawn_for_them(relu_writer, tm
     step's, and logs it; its G samples are all the round evaluates."""
     cfg = rl.run(rl.parse_config(["--stage", "ssl", "--init-from", str(relu_writer), "--task", "cpu/relu,cpu/add_mul",
                                   "--group-size", "2", "--ssl-rounds", "3", "--ssl-tasks", "1", "--max-new-tokens",
-                                  "120", "--device", "cpu", "--out", str(tmp_path / "run")]))
+                                  "120", "--eval-time-budget", "0", "--device", "cpu", "--out", str(tmp_path / "run")]))
     logs = rl.read_jsonl(tmp_path / "run" / "log.jsonl")
     drawn = [[name for name, _ in rl.pick_tasks(rl.replace(cfg, tasks_per_step=1), rl.load_tasks(cfg), r)]
              for r in (1, 2, 3)]
@@ -299,7 +299,7 @@ def test_ssl_resume_is_exact(relu_writer, tmp_path):
     """2 ssl rounds straight == 1 round, then --resume to 2: same weights, same AdamW moments, same log (but the
     measured speedups and wall times, which are timings)."""
     flags = ["--stage", "ssl", "--init-from", str(relu_writer), "--task", "cpu/relu", "--group-size", "2",
-             "--max-new-tokens", "120", "--lr", "1e-3", "--device", "cpu"]
+             "--max-new-tokens", "120", "--lr", "1e-3", "--device", "cpu", "--eval-time-budget", "0"]
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     rl.run(rl.parse_config(flags + ["--ssl-rounds", "2", "--out", str(straight)]))
     rl.run(rl.parse_config(flags + ["--ssl-rounds", "1", "--out", str(resumed)]))
