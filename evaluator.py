@@ -3,43 +3,23 @@
     python evaluator.py tasks/cpu/relu.py my_relu.py --device cpu --json
     python -c "import evaluator as e; print(e.evaluate(open(ref).read(), open(cand).read(), device='cuda'))"
 
-The candidate is adversarial code written by a policy that is paid for speed. The caller starts the processes,
-serves their builds and bounds their time; the *judge* (trusted, never runs candidate code) loads the reference,
-makes every input from secret seeds, computes a float64 oracle, owns the clock and gives the verdict; two *workers*
-run the same harness, one the reference `Model`, one the candidate `ModelNew`, each with buffers it shares with the
-judge alone. Order: reference first, correctness gate, then timing (llm.c's discipline). The candidate's worker
-is killed after its result; evaluate_many keeps the judge and the reference's worker for a task's next candidate.
-THREATS.md says in full what is protected and how, what is not, and where this departs from CUDA-L1's evaluator;
-tests/corpus holds one file per attack. A verdict's reason starts with its check:
-
-    check                                       what it catches                                   where
-    crash timeout cuda_error oom                a crash, hang, bad access, OOM: one result lost   _Remote, _Session
-    syntax no_modelnew signature import build   malformed candidates (compiler errors trimmed)   static_check, Worker
-    values nonfinite output_shape/dtype/device  wrong on 4 input sets of 3 distributions, within  _correctness_gate
-                                                a tolerance calibrated against float64, capped
-    reference                                   a stochastic or overflowing reference, refused    _check_reference
-    memory                                      a task that cannot fit its device at all (one     fences.memory_plan
-                                                line, before any process starts)
-    lazy_output output_storage side_stream      outputs not final and separate when forward       Worker.run, _Sides
-      background_thread                         returns or after the call answered
-    deferred_work                               forward turns the collector on or unblocks        Worker.run
-                                                signals (code of its own would run in the harness)
-    background_process                          processes left running or asked of the forkserver fences.audit_processes
-    output_replay phase_branch                  earlier answers; outputs that change when timed,  _Sides.verdict_on,
-                                                profiled or in eval mode                           _phase_probe
-    monkeypatch backend_flags                   a patched harness or torch, changed global flags  Worker.audit
-    input_mutation shape_globals                inputs written to, the reference's sizes changed  _Sides.call, Worker
-    same_as_reference (ok, no credit)           the reference renamed, or exactly its ops (with   static_check, _profile
-                                                time_copies off: checked in full, timed 1-2 rounds)
-    (the charge)                                work the precise clock does not see: the judge's  charge
-                                                clock bounds what the candidate is charged, the
-                                                host clock CPU work in the hold's window; the
-                                                reference's clean rounds cap its paired levels    _clean_rounds
-In the order one evaluation flows: Result and Options; the API (evaluate, evaluate_many, builds; the caller starts
-the processes); static checks; the judge's steps; the numerics (tolerance, oracle, charge); the worker; then the
-hardening under rulers of its own: builds served outside the sandbox, the sandbox (seal, forkserver, seccomp,
-Landlock, process groups), the guards (watched attributes, flags, the L2 flush, the GPU hold); tasks; the CLI.
-fences.py holds the newer walls: the memory plan, the shared arenas, the clean-level cap, the numeric flags.
+The candidate is adversarial code written by a policy that is paid for speed. One evaluation, in order:
+ 1. static checks: the candidate parses and defines ModelNew with the reference's signatures (static_check);
+ 2. builds: its load_inline / load calls are compiled outside the sandbox, ahead or when asked (fences: builds);
+ 3. the caller starts the processes and bounds their time: the *judge* (trusted, never runs candidate code) loads
+    the reference, makes every input from secret seeds, computes a float64 oracle, owns the clock and gives the
+    verdict; two *workers* run the same harness (Worker), one the reference's Model, one the candidate's ModelNew,
+    each with buffers it shares with the judge alone (judge, _set_up);
+ 4. the correctness gate: 4 input sets of 3 distributions, within a tolerance calibrated against float64;
+ 5. the timed rounds: paired in random order, fresh inputs every call, every output checked; then the reference
+    alone (clean rounds) and the charge;
+ 6. a Result with a named status, its reason starting with the check that fired (llm.c's discipline: reference
+    first, correctness gate, then timing).
+The walls (sandbox, process groups, audits, the L2 flush, the GPU hold) live in fences.py, called here by name.
+evaluate_many keeps the judge and the reference's worker for a task's next candidate. THREATS.md says what is
+protected, by which check and where, what is not, and where this departs from CUDA-L1's evaluator; tests/corpus
+holds one file per attack. Sections: Result and Options; the API and the caller's side; static checks; the judge's
+steps; numerics (tolerance, oracle, charge); the worker; tasks; the CLI.
 """
 import argparse
 import ast

@@ -1,14 +1,34 @@
-"""fences.py: walls around the candidate that evaluator.py calls by name (the older ones still live there).
+"""fences.py: the walls around the candidate, which evaluator.py calls by name.
 
-    memory      what one evaluation of a task needs on its device, and the plan that makes it fit (or one line that
-                says it cannot): memory_plan, the only call rl.py makes here. Corpus: honest/cuda_large_memory_bound.
-    shared      the buffers a worker shares with the judge, alone in their allocator segments: a CUDA IPC handle maps
-                a whole segment, so nothing else of the judge's may sit in one. Corpus: hacks/cuda_ipc_segment_*.
-    clean       the reference's level with no candidate process left on the device, which caps what its paired
-                rounds may cost (GPU work that outlives SIGSTOP, a second CUDA context). Corpus: hacks/cuda_*_interfere.
-    numerics    the flags that change fp32 arithmetic, read right after forward returns. Corpus: hacks/flag_tf32_*.
-    host        contexts that sleep while they wait, so that CPU time is work (the host clock). Corpus:
-                hacks/cuda_hold_window_cpu.
+Covered (each with the corpus files, under tests/corpus/, that exercise it):
+    verdicts   Verdict, which a wall or a check raises to end an evaluation; compiler output trimmed (short).
+    memory     what one evaluation of a task needs on its device, and the plan that makes it fit (or one line that
+               says it cannot): memory_plan, the only call rl.py makes here. honest/cuda_large_relu_huge.
+    shared     the buffers a worker shares with the judge, alone in their allocator segments (a CUDA IPC handle maps
+               a whole segment) or in an unnamed memfd (CPU). hacks/cuda_ipc_oracle_overwrite, hacks/fd_broker_mitm.
+    clean      the reference's level with no candidate process left on the device, which caps what its paired
+               rounds may cost (GPU work that outlives SIGSTOP, a second CUDA context). hacks/cuda_*_interfere.
+    numerics   the flags that change fp32 arithmetic, read right after forward returns. hacks/flag_tf32_*.
+    host       contexts that sleep while they wait, so that CPU time is work (the host clock).
+               hacks/cuda_hold_window_cpu.
+    builds     load_inline / load served outside the sandbox, compiled into folders named by the spec's hash (one
+               shared precompiled header); the worker only loads. failures/build_error, honest/cpp_build_*,
+               honest/cpp_load_sources_file, honest/cpp_two_extensions.
+    sandbox    capabilities dropped and the answer holders non-dumpable (seal); a forkserver that forks for its caller
+               alone (serve_only); seccomp keeps every process in its group (stay_in_group); Landlock: writes only
+               under a folder of its own, no signal or ptrace outside; processes left running. hacks/proc_read_expected,
+               hacks/forkserver_escape, hacks/orphan_new_session, hacks/sibling_sigstop, hacks/judge_sigstop,
+               hacks/task_file_write_probe, hacks/forged_verdict_caller_pipe, failures/stdout_flood.
+    processes  the forkserver, start and stop of process groups and sessions, a device's turns (candidate code in one
+               evaluation at a time, the clock alone), builds stopped while a clock runs, pinning. failures/os_exit,
+               failures/segfault_ctypes, failures/infinite_loop (turns, pause, pins: tests/test_evaluator.py).
+    guards     watched attributes and torch's own code, global flags, the persisting-L2 limit, the GPU hold.
+               hacks/monkeypatch_*, hacks/harness_*, hacks/report_*, hacks/baseline_rewrite_clock, hacks/flag_*,
+               hacks/cuda_persisting_l2, hacks/cuda_hold_tell_shortcut.
+Not covered (THREATS.md, "Does not protect against", says each in full): code that forges its own worker's reports
+(the judge compares values and owns the bounding clock); host RAM limits on the CPU; services outside the evaluation
+that start processes on request; setsid without seccomp, files and signals without Landlock (before Linux 5.13 and
+6.12); a watched attribute replaced by another function torch already had; copy-engine work inside the hold's window.
 Imports flow one way: evaluator imports this module, never the reverse.
 """
 import builtins
