@@ -23,7 +23,6 @@ steps; numerics (tolerance, oracle, charge); the worker; tasks; the CLI.
 """
 import argparse
 import ast
-import atexit
 import builtins
 import contextlib
 import copy
@@ -40,9 +39,7 @@ import math
 import os
 import random
 import re
-import resource
 import secrets
-import shutil
 import signal
 import statistics
 import sys
@@ -134,29 +131,6 @@ LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 
 # ---------------------------------------------------------------------------- evaluate: the API, the caller's side
 
-_TEMP_DIRS = set()  # the evaluator's temp folders (logs, the workers' TMPDIR) that exist now
-
-
-def _temp_dir(prefix):
-    """A new temp folder that outlives no evaluation: removed by its finally, or at exit when a Ctrl-C ended the
-    process before that ran (evaluate_many's threads, stopped half-way)."""
-    path = tempfile.mkdtemp(prefix=prefix)
-    _TEMP_DIRS.add(path)
-    return path
-
-
-def _remove_temp_dir(path):
-    shutil.rmtree(path, ignore_errors=True)
-    if not os.path.exists(path):  # (a process that still writes there can keep it: at exit it is tried again)
-        _TEMP_DIRS.discard(path)
-
-
-@atexit.register
-def _remove_temp_dirs():
-    for path in list(_TEMP_DIRS):
-        _remove_temp_dir(path)
-
-
 def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, session=None, **opts):
     """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
     Sources that use an extension are built first, in a build process (built=True: build_all already did);
@@ -184,7 +158,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
         fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
                                                            progress=False, refs={cand_src: ref_src}))
     if fail is None:
-        logdir = _temp_dir("cudal1-eval-")
+        logdir = fences.temp_dir("cudal1-eval-")
         if session.ref_src != ref_src or session.device != device:
             raise ValueError("evaluate: the session is for another reference or device")
         try:
@@ -196,7 +170,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
         finally:
             if own:
                 session.close()
-            _remove_temp_dir(logdir)
+            fences.remove_temp_dir(logdir)
     if fail.status == "ok" and (same or fail.same_as_reference):
         why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
         timed = "" if o.time_copies else f" (timed {fail.rounds} rounds only: time_copies off)"
@@ -435,7 +409,7 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
         return {}
     jobs = jobs or _default_jobs()
     ctx, failed, running, todo = fences.context(), {}, [], list(msgs)[::-1]
-    logdir, bar = _temp_dir("cudal1-build-"), _bar(len(msgs), "build", progress)
+    logdir, bar = fences.temp_dir("cudal1-build-"), _bar(len(msgs), "build", progress)
     try:  # the build processes' logs, removed once they have ended
         while (todo or running) and not (stop and stop()):
             while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
@@ -476,7 +450,7 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
             fences.stop([p], session=True)
             if pause:
                 pause.ended(p.pid)
-        _remove_temp_dir(logdir)
+        fences.remove_temp_dir(logdir)
     bar.close()
     return failed
 
@@ -512,7 +486,7 @@ class _Session:
         self.plan = plan or fences.memory_plan(ref_src, device, in_flight=1)  # MemoryRefusal: it cannot fit
 
     def _open(self):
-        ctx, self.logdir = fences.context(), _temp_dir("cudal1-ref-")
+        ctx, self.logdir = fences.context(), fences.temp_dir("cudal1-ref-")
         ref_here, ref_there = ctx.Pipe()
         self.conn, there = ctx.Pipe()
         self.procs = [ctx.Process(target=_worker_main, args=(ref_there, self.device, self.logdir, "reference"),
@@ -540,7 +514,7 @@ class _Session:
         finally:
             self.procs = None
             self.conn.close()
-            _remove_temp_dir(self.logdir)
+            fences.remove_temp_dir(self.logdir)
             if mine and self.turns:
                 self.turns.leave(held)
 
@@ -694,7 +668,7 @@ def _judge_main(out, ref_conn, ref_src, device, env, logdir):
     (a file descriptor passed over `out`) and its own options and log folder."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a terminal's Ctrl-C reaches the judge too: end without a traceback
     fences.seal(secret=True)
-    sys.excepthook = _quiet_broken_pipes
+    sys.excepthook = fences.quiet_broken_pipes
     torch.set_grad_enabled(False)
     if device.startswith("cuda") and torch.device(device).index is not None:
         torch.cuda.set_device(torch.device(device))  # no context on any other GPU
@@ -710,11 +684,11 @@ def _judge_main(out, ref_conn, ref_src, device, env, logdir):
         out.send((what,))
         out.recv()
         return _perf() - t
-    ref, known = _Remote(ref_conn, "reference", Options.call_timeout_s, builds), {}
+    ref, known = fences.Remote(ref_conn, "reference", Options.call_timeout_s, builds), {}
     while (msg := out.recv())[0] == "candidate":
         _, cand_src, opts, cand_logdir, plan = msg
         o = Options(**opts)
-        cand, ref.timeout = _Remote(_mpc.Connection(recv_handle(out)), "candidate", o.call_timeout_s, builds), \
+        cand, ref.timeout = fences.Remote(_mpc.Connection(recv_handle(out)), "candidate", o.call_timeout_s, builds), \
             o.call_timeout_s
         try:
             res = judge(ref, cand, ref_src, cand_src, device, o, env, (logdir, cand_logdir), turn, known, plan)
@@ -727,14 +701,6 @@ def _judge_main(out, ref_conn, ref_src, device, env, logdir):
         if res.check == "reference":
             break
     ref_conn.close()
-
-
-def _quiet_broken_pipes(kind, value, tb):
-    """sys.excepthook for the judge: a worker killed while taking shared tensors breaks the connection of the thread
-    that hands them over (multiprocessing's resource_sharer, which prints through this hook); that is the worker's
-    verdict, not a harness error."""
-    if not issubclass(kind, (BrokenPipeError, ConnectionResetError)):
-        sys.__excepthook__(kind, value, tb)
 
 
 def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, plan):
@@ -788,7 +754,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
 class _Sides:
     """What the judge holds of one evaluation: both workers with their process groups, input buffers (two sets per
     side) and output buffers, the audits' baselines, and what the checks learn on the way."""
-    w: dict                  # {"ref": _Remote, "cand": _Remote}
+    w: dict                  # {"ref": fences.Remote, "cand": fences.Remote}
     pid: dict                # process-group leaders
     stage: dict              # per side: its two input buffer sets
     recv: dict               # per side: its output buffers
@@ -1062,50 +1028,6 @@ def _write_stopped(pgid, stage, xs, device, before=None):
     fences.signal_group(pgid, signal.SIGCONT)
 
 
-class _Remote:
-    """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict; build requests
-    in between are passed to `builds` (the caller runs them outside the sandbox) and their time is not the call's."""
-
-    def __init__(self, conn, role, timeout, builds):
-        self.conn, self.role, self.timeout, self.builds, self.pid = conn, role, timeout, builds, None
-
-    def send(self, *msg):
-        try:
-            self.conn.send(msg)
-        except (BrokenPipeError, ConnectionResetError, EOFError):
-            raise self._fail("runtime_error", "crash", f"the {self.role} process died before '{msg[0]}'") from None
-        self.last = msg[0]
-
-    def reply(self, timeout=None):
-        t = timeout or self.timeout
-        while True:
-            if not self.conn.poll(t):
-                raise self._fail("timeout", "timeout", f"no answer within {t:.0f} s to '{self.last}'")
-            try:
-                ans = self.conn.recv()
-            except (EOFError, ConnectionResetError, OSError):
-                raise self._fail("runtime_error", "crash", f"the {self.role} process died during '{self.last}'") \
-                    from None
-            if ans[0] != "build":
-                break
-            self.conn.send(self.builds(ans[1]))
-        if ans[0] != "ok":
-            raise self._fail(*ans[1:])
-        return ans[1]
-
-    def __call__(self, *msg, timeout=None):
-        self.send(*msg)
-        return self.reply(timeout)
-
-    def _fail(self, status, check, reason):
-        if self.role == "reference":  # never blame the candidate for the reference's failure
-            return Verdict("runtime_error", "reference", f"the reference failed ({status}/{check}): {reason}")
-        refused = check == "crash" and self.pid and fences.refusal(self.pid)
-        if refused:
-            return refused
-        return Verdict(status, check, reason)
-
-
 def _make_inputs(mod, device, seed):
     """The task's own inputs from a secret seed, made on the device (factory calls inside get_inputs go there)."""
     torch.manual_seed(seed)
@@ -1346,23 +1268,11 @@ def _same(a, b):
 def _worker_main(conn, device, logdir, role, nice=0):
     """A worker process: answer the judge's messages until told to stop or until the first failure. nice: a build
     process's niceness (builds alongside timed evaluations yield the cores to them)."""
-    build = role.startswith("build")
-    if not build:  # every thread started from here on (CUDA's, OpenMP's) blocks them too: none can take a signal
-        _sigmask(signal.SIG_BLOCK, _SIGNALS)  # whose handler would run in the main thread inside the harness (run)
-    if nice:
-        os.nice(nice)
-    os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
-    fences.seal(secret=role == "reference")
-    fences.stay_in_group(group=not build)
-    fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
-    if build:  # a build runs the candidate's module (prebuild) and compilers: it writes builds and its own temp files
-        own = Path(logdir, f"{role}-tmp")  # (the compilers' too: TMPDIR), not the machine's temp dir
-        own.mkdir(exist_ok=True)
-        os.environ["TMPDIR"], tempfile.tempdir = str(own), None
-        fences.build_root().mkdir(parents=True, exist_ok=True)
-        fences.landlock([str(own), "/dev", str(fences.build_root())])
+    # every thread started from here on (CUDA's, OpenMP's) blocks them too: none can take a signal whose handler
+    # would run in the main thread inside the harness (run)
+    if not role.startswith("build"):
+        _sigmask(signal.SIG_BLOCK, _SIGNALS)
+    fences.confine_worker(logdir, role, nice)
     worker = Worker(device, conn)
     while True:
         try:
@@ -1472,12 +1382,7 @@ class Worker:
 
     def setup(self, src, cls_name, init_args, init_seed, consts, env, logdir, confine=False):
         if confine:  # from here on: writes only under a temp dir of its own and /dev, no signals or ptrace outside
-            own = Path(logdir, "tmp")  # not the machine's temp dir: a checkout (tasks, this file) may live there
-            own.mkdir()
-            os.environ.update(TMPDIR=str(own), TRITON_CACHE_DIR=str(own / "triton"),  # compile caches start cold:
-                              TORCHINDUCTOR_CACHE_DIR=str(own / "inductor"))  # a shared one could be poisoned
-            tempfile.tempdir = None  # gettempdir() reads TMPDIR again
-            fences.landlock([str(own), "/dev"])
+            fences.confine(logdir)
         name = cls_name.lower()
         self.mod, self.consts = self.build(src, env, name, Path(logdir) / f"{name}.py"), consts
         self._check_consts()

@@ -31,6 +31,7 @@ that start processes on request; setsid without seccomp, files and signals witho
 6.12); a watched attribute replaced by another function torch already had; copy-engine work inside the hold's window.
 Imports flow one way: evaluator imports this module, never the reverse.
 """
+import atexit
 import builtins
 import contextlib
 import ctypes
@@ -47,6 +48,7 @@ import multiprocessing.connection as _mpc
 import operator
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -280,7 +282,7 @@ def side_buffers(like, spec, device, sets=2):
     dtype) of spec, views over one arena that holds nothing else. Returns (stage, recv, what the worker's `buffers`
     takes, the memfd to send after it or None). On CPU the arena is an unnamed memfd (no name in /dev/shm, no
     resource_sharer socket: only the processes it is sent to can map it); on CUDA a device tensor alone in its
-    allocator segment (fences.shared_arena), which travels as an IPC handle mapping that segment."""
+    allocator segment (shared_arena), which travels as an IPC handle mapping that segment."""
     metas = [(tuple(x.shape), tuple(x.stride()), x.dtype) for x in like if isinstance(x, torch.Tensor)] * sets
     metas += [(tuple(s), tuple(torch.empty(s, device="meta").stride()), d) for s, d in spec]
     template = [None if isinstance(x, torch.Tensor) else x for x in like]
@@ -743,6 +745,38 @@ def signal_group(pgid, sig):
         pass
 
 
+def confine_worker(logdir, role, nice=0):
+    """A worker or build process, before anything else runs in it: a process group (a build: a session) of its own,
+    sealed, kept in its group by seccomp, its output into a capped log file; a build also under Landlock, writing
+    only the build cache and a temp folder of its own."""
+    build = role.startswith("build")
+    if nice:
+        os.nice(nice)
+    os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
+    seal(secret=role == "reference")
+    stay_in_group(group=not build)
+    fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+    if build:  # a build runs the candidate's module (prebuild) and compilers: it writes builds and its own temp files
+        own = Path(logdir, f"{role}-tmp")  # (the compilers' too: TMPDIR), not the machine's temp dir
+        own.mkdir(exist_ok=True)
+        os.environ["TMPDIR"], tempfile.tempdir = str(own), None
+        build_root().mkdir(parents=True, exist_ok=True)
+        landlock([str(own), "/dev", str(build_root())])
+
+
+def confine(logdir):
+    """The candidate's worker, before its code first runs: writes only under a temp folder of its own (under logdir)
+    and /dev; from Landlock ABI 6 on, no signal or abstract socket outside."""
+    own = Path(logdir, "tmp")  # not the machine's temp dir: a checkout (tasks, this file) may live there
+    own.mkdir()
+    os.environ.update(TMPDIR=str(own), TRITON_CACHE_DIR=str(own / "triton"),  # compile caches start cold:
+                      TORCHINDUCTOR_CACHE_DIR=str(own / "inductor"))  # a shared one could be poisoned
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+    landlock([str(own), "/dev"])
+
+
 # ---------------------------------------------------------------------------- processes: start, stop, turns, pins
 
 class Terminated(KeyboardInterrupt):
@@ -1007,6 +1041,81 @@ def unpin(pins):
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(tid, cpus)
         lock.close()  # the pair is free again
+
+
+_TEMP_DIRS = set()  # the evaluator's temp folders (logs, the workers' TMPDIR) that exist now
+
+
+def temp_dir(prefix):
+    """A new temp folder that outlives no evaluation: removed by its finally, or at exit when a Ctrl-C ended the
+    process before that ran (evaluate_many's threads, stopped half-way)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _TEMP_DIRS.add(path)
+    return path
+
+
+def remove_temp_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+    if not os.path.exists(path):  # (a process that still writes there can keep it: at exit it is tried again)
+        _TEMP_DIRS.discard(path)
+
+
+@atexit.register
+def _remove_temp_dirs():
+    for path in list(_TEMP_DIRS):
+        remove_temp_dir(path)
+
+
+class Remote:
+    """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict; build requests
+    in between are passed to `builds` (the caller runs them outside the sandbox) and their time is not the call's."""
+
+    def __init__(self, conn, role, timeout, builds):
+        self.conn, self.role, self.timeout, self.builds, self.pid = conn, role, timeout, builds, None
+
+    def send(self, *msg):
+        try:
+            self.conn.send(msg)
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            raise self._fail("runtime_error", "crash", f"the {self.role} process died before '{msg[0]}'") from None
+        self.last = msg[0]
+
+    def reply(self, timeout=None):
+        t = timeout or self.timeout
+        while True:
+            if not self.conn.poll(t):
+                raise self._fail("timeout", "timeout", f"no answer within {t:.0f} s to '{self.last}'")
+            try:
+                ans = self.conn.recv()
+            except (EOFError, ConnectionResetError, OSError):
+                raise self._fail("runtime_error", "crash", f"the {self.role} process died during '{self.last}'") \
+                    from None
+            if ans[0] != "build":
+                break
+            self.conn.send(self.builds(ans[1]))
+        if ans[0] != "ok":
+            raise self._fail(*ans[1:])
+        return ans[1]
+
+    def __call__(self, *msg, timeout=None):
+        self.send(*msg)
+        return self.reply(timeout)
+
+    def _fail(self, status, check, reason):
+        if self.role == "reference":  # never blame the candidate for the reference's failure
+            return Verdict("runtime_error", "reference", f"the reference failed ({status}/{check}): {reason}")
+        refused = check == "crash" and self.pid and refusal(self.pid)
+        if refused:
+            return refused
+        return Verdict(status, check, reason)
+
+
+def quiet_broken_pipes(kind, value, tb):
+    """sys.excepthook for the judge: a worker killed while taking shared tensors breaks the connection of the thread
+    that hands them over (multiprocessing's resource_sharer, which prints through this hook); that is the worker's
+    verdict, not a harness error."""
+    if not issubclass(kind, (BrokenPipeError, ConnectionResetError)):
+        sys.__excepthook__(kind, value, tb)
 
 
 # ---------------------------------------------------------------------------- guards: watches, flags, the L2, the hold
