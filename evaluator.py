@@ -1501,7 +1501,7 @@ class Worker:
         _device_sync(self.device)  # a C function held since import: no patch reaches it
         held = _elapsed(ev[2], ev[0]) if hold else 0.0
         precise = _elapsed(ev[0], ev[1]) if self.cuda else (t1 - t0) * 1e3
-        self._guard()  # the harness' own ~0.08 ms (was ~0.26: bench/RESULTS.md, ef2eecf): on the worker's clock
+        self._guard()  # the harness' own overhead (bench/RESULTS.md, ef2eecf): on the worker's clock
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape",

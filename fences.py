@@ -427,8 +427,8 @@ def compile_spec(spec, folder):
     """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does.
     The folder is held under an flock while it builds: a build of the same spec beside it waits, then finds it built
     (or failed). torch's own lock in the folder (a file, FileBaton) outlives a build that was killed (a cut run, a
-    build's time limit), and the next build of the spec waited on it to its own limit: 13 honest candidates of a
-    resumed measurement turned `timeout` so (6096e20, H200). Holding the flock, any such file is a dead build's."""
+    build's time limit), and torch waits for it to go away; holding the flock, any such file is a dead build's and
+    is removed (bench/RESULTS.md, "what did the walls' docstrings say was measured")."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "building", "w") as mine:
         fcntl.flock(mine, fcntl.LOCK_EX)  # released by the kernel when its holder dies
@@ -463,11 +463,10 @@ def _compile_unlocked(spec, folder):
 def _use_pch(folder):
     """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
     once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
-    g++ takes the .gch for the header (one it cannot use, it ignores): main.cpp compiles in ~10 s instead of ~23
-    (RESULTS.md, ec9fa78). The header itself is copied beside it: g++ looks for a second #include of it (cpp_sources
-    that include it, as many do) in the .gch's folder, and without the copy such a build failed with "No such file"
-    (8862683, H200). The first build to need a .gch compiles it; a build beside it meanwhile has its main.cpp wait for
-    it (flock), while nvcc compiles its CUDA side."""
+    g++ takes the .gch for the header (one it cannot use, it ignores), which more than halves main.cpp's compile
+    (bench/RESULTS.md, ec9fa78). The header itself is copied beside it: g++ looks for a second #include of it
+    (cpp_sources that include it, as many do) in the .gch's folder. The first build to need a .gch compiles it; a
+    build beside it meanwhile has its main.cpp wait for it (flock), while nvcc compiles its CUDA side."""
     ninja = folder / "build.ninja"
     text = ninja.read_text() if ninja.exists() else ""
     cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))
@@ -530,7 +529,7 @@ def serve_builds(worker, local):
     ce.load_inline, ce.load = served("load_inline"), served("load")
 
 
-# ---------------------------------------------------------------------------- sandbox: seal, forkserver, seccomp
+# ---------------------------------------------------------------------------- sandbox: seal, seccomp, Landlock
 
 # capabilities that let a process read another's memory or open its files (ptrace, /proc/PID/mem, fd and
 # map_files, /dev/mem, kernel modules, BPF and perf probes): numbers from linux/capability.h
@@ -787,8 +786,8 @@ class Terminated(KeyboardInterrupt):
 def sigterm_as_interrupt():
     """While evaluate_many runs in a program that leaves SIGTERM (what `timeout` and batch schedulers send) to its
     default, a SIGTERM is raised as Terminated: the builds, in sessions of their own (and stopped while a clock
-    runs), are killed before the process ends by the SIGTERM; by default they outlived it (on the H200, a cut
-    measure.py's builds were still there, stopped, in the next call). A program's own SIGTERM handler is left be."""
+    runs), are killed before the process ends by the SIGTERM (by default they outlive it, stopped). A program's own
+    SIGTERM handler is left be."""
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield
@@ -941,9 +940,8 @@ def context():
         _CTX_PID = os.getpid()
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one side's idle OpenMP threads must not spin
         _CTX = mp.get_context("forkserver")
-        # torch._dynamo costs ~4.5 s to import per process on the H200 machine; children still get CUDA after it
-        # (bench/preload_check.py, in git history). Never torch.utils.cpp_extension here: it queries CUDA, which
-        # forks cannot inherit.
+        # torch._dynamo is preloaded: each process would import it again (seconds); children still get CUDA after
+        # it. Never torch.utils.cpp_extension here: it queries CUDA, which forks cannot inherit.
         _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "torch._dynamo", "evaluator"])
         # the forkserver forks anything asked of it through its socket, also by a candidate: it drops CAPS too
         # (when it imports evaluator), so that no process it makes can read the judge's memory. Python 3.11's
@@ -1132,16 +1130,17 @@ def watched(harness, worker):
             **({"torch._C._CudaEventBase": (_Event, True)} if _Event else {})}
 
 
-def attr_ids(watched):
+def attr_ids(namespaces):
+    """{name: (the ids of its attributes, strict)} for watched()'s namespaces, the baseline patched() compares with."""
     return {name: ({k: id(v) for k, v in list(vars(obj).items())}, strict)
-            for name, (obj, strict) in watched.items()}
+            for name, (obj, strict) in namespaces.items()}
 
 
-def patched(before, watched):
+def patched(before, namespaces):
     """Watched attributes replaced, deleted, or (on classes) callables added since `before`. A replacement defined in
     torch's own files is torch patching itself (torch.compile wraps nn.Module.__init__, dynamo torch.manual_seed)."""
     bad = []
-    for name, (obj, strict) in watched.items():
+    for name, (obj, strict) in namespaces.items():
         ids, now = before[name][0], dict(vars(obj))
         for k, v in now.items():
             if ((k in ids and ids[k] != id(v)) or (strict and k not in ids and callable(v))) and not torch_own(v):
@@ -1239,12 +1238,11 @@ def gpu_hold(device):
     thread slots) for ns, and returns once its last block runs (spinning on host memory the kernel writes; at most
     5 ms); None without Triton or if it fails here.
 
-    Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process
-    (the same kernel, timed from an idle GPU, varied 3-34% between fresh processes on an H200, 0.1-0.2% behind a
-    hold: bench/RESULTS.md, afb468e), and, the SMs being full, no kernel the candidate puts on another stream can
-    run during it (a stream-local sleep would let an unjoined fork do its work for free). Forward starts only once
-    the hold is on the SMs: queued earlier, a side stream's ReLU ran before the hold on an H100 with the timed rounds
-    pinned (bench/RESULTS.md, 'Is the evaluator honest on a GPU', 5dd9459)."""
+    Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process,
+    and, the SMs being full, no kernel the candidate puts on another stream can run during it (a stream-local sleep
+    would let an unjoined fork do its work for free). Forward starts only once the hold is on the SMs: queued
+    earlier, a side stream's kernel can run before it (bench/RESULTS.md, "what did the walls' docstrings say was
+    measured")."""
     try:
         import triton
         globals()["tl"] = importlib.import_module("triton.language")  # the name _hold_kernel's body uses
