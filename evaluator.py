@@ -3,54 +3,30 @@
     python evaluator.py tasks/cpu/relu.py my_relu.py --device cpu --json
     python -c "import evaluator as e; print(e.evaluate(open(ref).read(), open(cand).read(), device='cuda'))"
 
-The candidate is adversarial code written by a policy that is paid for speed. The caller starts the processes,
-serves their builds and bounds their time; the *judge* (trusted, never runs candidate code) loads the reference,
-makes every input from secret seeds, computes a float64 oracle, owns the clock and gives the verdict; two *workers*
-run the same harness, one the reference `Model`, one the candidate `ModelNew`, each with buffers it shares with the
-judge alone. Order: reference first, correctness gate, then timing (llm.c's discipline). The candidate's worker
-is killed after its result; evaluate_many keeps the judge and the reference's worker for a task's next candidate.
-THREATS.md says in full what is protected and how, what is not, and where this departs from CUDA-L1's evaluator;
-tests/corpus holds one file per attack. A verdict's reason starts with its check:
-
-    check                                       what it catches                                   where
-    crash timeout cuda_error oom                a crash, hang, bad access, OOM: one result lost   _Remote, _Session
-    syntax no_modelnew signature import build   malformed candidates (compiler errors trimmed)   static_check, Worker
-    values nonfinite output_shape/dtype/device  wrong on 4 input sets of 3 distributions, within  _correctness_gate
-                                                a tolerance calibrated against float64, capped
-    reference                                   a stochastic or overflowing reference, refused    _check_reference
-    memory                                      a task that cannot fit its device at all (one     fences.memory_plan
-                                                line, before any process starts)
-    lazy_output output_storage side_stream      outputs not final and separate when forward       Worker.run, _Sides
-      background_thread                         returns or after the call answered
-    deferred_work                               forward turns the collector on or unblocks        Worker.run
-                                                signals (code of its own would run in the harness)
-    background_process                          processes left running or asked of the forkserver _audit_processes
-    output_replay phase_branch                  earlier answers; outputs that change when timed,  _Sides.verdict_on,
-                                                profiled or in eval mode                           _phase_probe
-    monkeypatch backend_flags                   a patched harness or torch, changed global flags  Worker.audit
-    input_mutation shape_globals                inputs written to, the reference's sizes changed  _Sides.call, Worker
-    same_as_reference (ok, no credit)           the reference renamed, or exactly its ops (with   static_check, _profile
-                                                time_copies off: checked in full, timed 1-2 rounds)
-    (the charge)                                work the precise clock does not see: the judge's  charge
-                                                clock bounds what the candidate is charged, the
-                                                host clock CPU work in the hold's window; the
-                                                reference's clean rounds cap its paired levels    _clean_rounds
-In the order one evaluation flows: Result and Options; the API (evaluate, evaluate_many, builds; the caller starts
-the processes); static checks; the judge's steps; the numerics (tolerance, oracle, charge); the worker; then the
-hardening under rulers of its own: builds served outside the sandbox, the sandbox (seal, forkserver, seccomp,
-Landlock, process groups), the guards (watched attributes, flags, the L2 flush, the GPU hold); tasks; the CLI.
-fences.py holds the newer walls: the memory plan, the shared arenas, the clean-level cap, the numeric flags.
+The candidate is adversarial code written by a policy that is paid for speed. One evaluation, in order:
+ 1. static checks: the candidate parses and defines ModelNew with the reference's signatures (static_check);
+ 2. builds: its load_inline / load calls are compiled outside the sandbox, ahead or when asked (fences: builds);
+ 3. the caller starts the processes and bounds their time: the *judge* (trusted, never runs candidate code) loads
+    the reference, makes every input from secret seeds, computes a float64 oracle, owns the clock and gives the
+    verdict; two *workers* run the same harness (Worker), one the reference's Model, one the candidate's ModelNew,
+    each with buffers it shares with the judge alone (judge, _set_up);
+ 4. the correctness gate: 4 input sets of 3 distributions, within a tolerance calibrated against float64;
+ 5. the timed rounds: paired in random order, fresh inputs every call, every output checked; then the reference
+    alone (clean rounds) and the charge;
+ 6. a Result with a named status, its reason starting with the check that fired (llm.c's discipline: reference
+    first, correctness gate, then timing).
+The walls (sandbox, process groups, audits, the L2 flush, the GPU hold) live in fences.py, called here by name.
+evaluate_many keeps the judge and the reference's worker for a task's next candidate. THREATS.md says what is
+protected, by which check and where, what is not, and where this departs from CUDA-L1's evaluator; tests/corpus
+holds one file per attack. Sections: Result and Options; the API and the caller's side; static checks; the judge's
+steps; numerics (tolerance, oracle, charge); the worker; tasks; the CLI.
 """
 import argparse
 import ast
-import atexit
 import builtins
 import contextlib
 import copy
-import ctypes
 import difflib
-import errno
-import fcntl
 import fnmatch
 import gc
 import hashlib
@@ -60,19 +36,12 @@ import inspect
 import json
 import linecache
 import math
-import multiprocessing as mp
-import operator
 import os
 import random
 import re
-import resource
 import secrets
-import shlex
-import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -87,6 +56,7 @@ import torch.multiprocessing  # noqa: F401  (registers the reductions that share
 import multiprocessing.connection as _mpc
 
 import fences
+from fences import Verdict, short
 
 _perf = time.perf_counter          # captured before any candidate code runs in this process
 _cuda_sync = torch.cuda.synchronize
@@ -130,25 +100,6 @@ class Result:
         return asdict(self)
 
 
-class Verdict(Exception):
-    """Raised anywhere in the judge or a worker to end an evaluation with a status."""
-
-    def __init__(self, status, check, reason):
-        super().__init__(f"{status}: {check}: {reason}")
-        self.status, self.check, self.reason = status, check, reason
-
-
-def _short(text, lines=25, width=4000):
-    """The tail of a long message (compiler output, traceback), each error line first with the two lines after it
-    (the source line and the caret); compiler command lines and include chains dropped."""
-    rows = [r for r in str(text).splitlines() if r.strip() and not (" -c " in r and " -o " in r)
-            and not r.lstrip().startswith(("In file included from", "from "))]
-    errors = [i for i, r in enumerate(rows) if re.search(r"\berror\b", r, re.I)][:8]
-    first = list(dict.fromkeys(rows[j] for i in errors for j in range(i, min(i + 3, len(rows)))))
-    keep = first + ["..."] + rows[-lines:] if errors and len(rows) > lines else rows[-lines:]
-    return re.sub(r"/[^\s:]*/(?=[\w.-]+\.(?:cpp|cu|cuh|h|hpp|py)\b)", "", "\n".join(keep))[-width:]  # bare file names
-
-
 @dataclass
 class Options:
     tol: float = 1e-4            # fp32 error floor, relative to the output's RMS (fp16/bf16: LOW_PRECISION_TOL)
@@ -180,34 +131,11 @@ LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 
 # ---------------------------------------------------------------------------- evaluate: the API, the caller's side
 
-_TEMP_DIRS = set()  # the evaluator's temp folders (logs, the workers' TMPDIR) that exist now
-
-
-def _temp_dir(prefix):
-    """A new temp folder that outlives no evaluation: removed by its finally, or at exit when a Ctrl-C ended the
-    process before that ran (evaluate_many's threads, stopped half-way)."""
-    path = tempfile.mkdtemp(prefix=prefix)
-    _TEMP_DIRS.add(path)
-    return path
-
-
-def _remove_temp_dir(path):
-    shutil.rmtree(path, ignore_errors=True)
-    if not os.path.exists(path):  # (a process that still writes there can keep it: at exit it is tried again)
-        _TEMP_DIRS.discard(path)
-
-
-@atexit.register
-def _remove_temp_dirs():
-    for path in list(_TEMP_DIRS):
-        _remove_temp_dir(path)
-
-
 def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, session=None, **opts):
     """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
     Sources that use an extension are built first, in a build process (built=True: build_all already did);
-    turns: the device's _Turns, shared with the evaluations beside this one (evaluate_many); session: a _Session for
-    this reference and device, whose judge and reference worker this evaluation uses and leaves running for the next
+    turns: the device's fences.Turns, shared with the evaluations beside this one (evaluate_many); session: a _Session
+    for this reference and device, whose judge and reference worker this evaluation uses and leaves running for the next
     (default: a session of its own, closed at the end).
 
     >>> r = evaluate(open("tasks/cpu/relu.py").read(), relu_candidate_src, device="cpu")
@@ -226,23 +154,23 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
             session = _Session(ref_src, device, turns)
         except fences.MemoryRefusal as e:  # before any process or build: the task cannot fit this device at all
             fail = Result("runtime_error", reason=str(e), check="memory")
-    if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, _stay_in_group)
+    if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, fences.stay_in_group)
         fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
                                                            progress=False, refs={cand_src: ref_src}))
     if fail is None:
-        logdir = _temp_dir("cudal1-eval-")
+        logdir = fences.temp_dir("cudal1-eval-")
         if session.ref_src != ref_src or session.device != device:
             raise ValueError("evaluate: the session is for another reference or device")
         try:
             fail = res = session.evaluate(cand_src, o, logdir)
             if res.status in ("runtime_error", "timeout") and res.check != "reference":
                 log = Path(logdir, "candidate.log")
-                tail = _short(log.read_text(errors="replace"), lines=6, width=800) if log.exists() else ""
+                tail = short(log.read_text(errors="replace"), lines=6, width=800) if log.exists() else ""
                 res.reason += f"\ncandidate output (tail):\n{tail}" if tail else ""
         finally:
             if own:
                 session.close()
-            _remove_temp_dir(logdir)
+            fences.remove_temp_dir(logdir)
     if fail.status == "ok" and (same or fail.same_as_reference):
         why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
         timed = "" if o.time_copies else f" (timed {fail.rounds} rounds only: time_copies off)"
@@ -263,13 +191,13 @@ def barely_timed(o):
 def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, phases=None,
                   overlap=None, in_flight=None, **opts):
     """Evaluate (ref_src, cand_src) pairs: builds in parallel, over `devices` (default: gpus(device)), in_flight
-    evaluations at a time per device (default: 2 on CUDA devices, 1 on the CPU) that take turns (_Turns): while one
-    runs candidate code, the next sets up its trusted part (processes, CUDA contexts, the reference side), and the
+    evaluations at a time per device (default: 2 on CUDA devices, 1 on the CPU) that take turns (fences.Turns): while
+    one runs candidate code, the next sets up its trusted part (processes, CUDA contexts, the reference side), and the
     clock never shares the device. Results come back in the order of pairs; on_result(i, result) is called as each
     one finishes (from the device threads), e.g. to save partial work.
     overlap (default: on CUDA devices): evaluations start while the builds run, each pair once its own builds have
     ended; the builds then run at a lower priority on all cores but 3 per device (a judge and two workers), and stop
-    while a clock runs (_BuildPause): they share the host, never the GPU or a clock. On the CPU the builds finish
+    while a clock runs (fences.BuildPause): they share the host, never the GPU or a clock. On the CPU the builds finish
     first: a compiler would take the cores its clock measures.
     phases (a dict): build_s (wall seconds until the last build ended), evaluate_s (wall seconds from the first
     evaluation's start to the last one's end), build_wait_s (seconds a device thread waited for builds, the mean;
@@ -289,8 +217,8 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     in_flight = (2 if device.startswith("cuda") else 1) if in_flight is None else in_flight
     plans = _plans({r for r, _ in pairs}, devices[0], in_flight)
     in_flight = min([in_flight] + [p.in_flight for p in plans.values() if isinstance(p, fences.MemoryPlan)])
-    pause = _BuildPause() if overlap else None
-    turns, threads = {d: _Turns(pause) for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
+    pause = fences.BuildPause() if overlap else None
+    turns, threads = {d: fences.Turns(pause) for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
     q, built = _Queue(pairs, {src for src in ok_so_far if _uses_extension(src)}, threads, t0), {}
     spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(devices)), nice=10, pause=pause) if overlap else {}
@@ -340,12 +268,12 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
         if session:
             session.close()
     sessions, refused = [], set()
-    _context()  # the forkserver, set up once before any thread uses it
+    fences.context()  # the forkserver, set up once before any thread uses it
     results, bar = [None] * len(pairs), _bar(len(pairs), "evaluate", progress)
     threads = [threading.Thread(target=build, name="cudal1-builds")] + [
         threading.Thread(target=drain, args=(d, k), name=f"cudal1-{d}-{k}") for d, k in threads]
     try:
-        with _sigterm_as_interrupt():
+        with fences.sigterm_as_interrupt():
             threads[0].start()
             if not overlap:
                 threads[0].join()
@@ -357,14 +285,14 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
         q.fail(e)
         if threads[0].ident is not None:
             builds_ended.wait(30)  # the builds' thread kills them within a poll (0.05 s a running build)
-        if isinstance(e, _Terminated):
+        if isinstance(e, fences.Terminated):
             signal.raise_signal(signal.SIGTERM)  # now the process ends as the SIGTERM would have ended it
         raise
     bar.close()
     if q.errors:
         raise q.errors[0]
     if phases is not None:
-        compiled = sum(f.stat().st_mtime >= t0 for f in _build_root().glob("*/built"))  # written in this call
+        compiled = sum(f.stat().st_mtime >= t0 for f in fences.build_root().glob("*/built"))  # written in this call
         wait = sum(q.waited.values()) / len(q.waited) if overlap else q.builds_end - t0  # mean over the threads
         for k, v in dict(build_s=q.builds_end - t0, evaluate_s=q.last - (q.first or q.last), build_wait_s=wait,
                          builds=len(built), build_failed=len(q.failed), compiled=compiled,
@@ -382,30 +310,6 @@ def _plans(refs, device, in_flight):
         except fences.MemoryRefusal as e:
             plans[ref] = e
     return plans
-
-
-class _Terminated(KeyboardInterrupt):
-    """A SIGTERM that came while evaluate_many ran (see _sigterm_as_interrupt)."""
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt():
-    """While evaluate_many runs in a program that leaves SIGTERM (what `timeout` and batch schedulers send) to its
-    default, a SIGTERM is raised as _Terminated: the builds, in sessions of their own (and stopped while a clock
-    runs), are killed before the process ends by the SIGTERM; by default they outlived it (on the H200, a cut
-    measure.py's builds were still there, stopped, in the next call). A program's own SIGTERM handler is left be."""
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        yield
-        return
-
-    def terminated(signum, frame):
-        raise _Terminated
-    signal.signal(signal.SIGTERM, terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class _Queue:
@@ -454,129 +358,6 @@ class _Queue:
         return None
 
 
-class _Turns:
-    """One device's evaluations in flight (evaluate_many): the trusted part of their set-up (processes, CUDA contexts,
-    the harness, the reference side) runs side by side; candidate code runs in one of them at a time (its turn, from
-    the candidate's set-up to its end); the clock (profile, timed rounds, the processes' end) has the device to
-    itself. An evaluation's thread holds some of: "device" (shared by all but the clock), "turn", "clock"."""
-
-    def __init__(self, builds=None):
-        self.cv, self.turn, self.builds = threading.Condition(), threading.Lock(), builds  # builds: _BuildPause
-        self.sharing, self.clock, self.waiting = 0, False, 0
-
-    def share(self, held):
-        with self.cv:  # a clock asked for goes first: no new sharer meanwhile
-            self.cv.wait_for(lambda: not self.clock and not self.waiting)
-            self.sharing += 1
-        held.add("device")
-
-    def unshare(self, held):
-        with self.cv:
-            self.sharing -= 1
-            self.cv.notify_all()
-        held.discard("device")
-
-    def take(self, what, held):
-        """what: "go" (the turn: candidate code may run) or "clock" (the device alone; held once, until leave)."""
-        if "clock" in held:
-            return
-        self.unshare(held)
-        if what == "go":
-            self.turn.acquire()
-            held.add("turn")
-            self.share(held)
-            return
-        with self.cv:
-            self.waiting += 1
-            self.cv.wait_for(lambda: not self.clock and not self.sharing)
-            self.waiting, self.clock = self.waiting - 1, True
-        held.add("clock")
-        if self.builds:
-            self.builds.clock(True)
-
-    def leave(self, held):
-        if "device" in held:
-            self.unshare(held)
-        if "clock" in held:
-            if self.builds:
-                self.builds.clock(False)
-            with self.cv:
-                self.clock = False
-                self.cv.notify_all()
-        if "turn" in held:
-            self.turn.release()
-        held.clear()
-
-
-class _BuildPause:
-    """The build processes running beside evaluations (evaluate_many's overlap): stopped, every process of their
-    sessions (ninja puts its compilers in groups of their own), while any device's clock runs, and continued once
-    none does: niced compilers on cores of their own still move the wider clocks of the timed rounds beside them
-    (bench/RESULTS.md on the clock)."""
-
-    def __init__(self):
-        self.lock, self.clocks, self.pids = threading.Lock(), 0, set()
-        self.stopped, self.since = 0.0, 0.0  # seconds the builds were stopped for, and since when they are
-
-    def stopped_s(self):
-        """Seconds the builds have been stopped for so far: a build's time limit counts only its time running."""
-        with self.lock:
-            return self.stopped + (time.monotonic() - self.since if self.clocks else 0.0)
-
-    def started(self, pid):
-        with self.lock:
-            self.pids.add(pid)
-            if self.clocks:
-                _signal_session(pid, signal.SIGSTOP)
-
-    def ended(self, pid):
-        with self.lock:
-            self.pids.discard(pid)
-
-    def clock(self, on):
-        """A clock starts (on) or ends somewhere: the first to start stops the builds, the last to end goes on."""
-        with self.lock:
-            self.clocks += 1 if on else -1
-            if self.clocks == int(on):
-                self.since, self.stopped = (time.monotonic(), self.stopped) if on else \
-                    (self.since, self.stopped + time.monotonic() - self.since)
-                for pid in self.pids:
-                    _signal_session(pid, signal.SIGSTOP if on else signal.SIGCONT)
-
-
-def _signal_session(sid, sig):
-    """Signal every process of a session and its leader (which may not have called setsid yet), SIGSTOP and SIGKILL
-    three times over (for a process forked while a pass ran); after SIGSTOP, wait until they have stopped or sleep
-    uninterruptibly (D: in the kernel, on disk I/O mostly, off the cores; they stop on their way out of it)."""
-    for _ in range(1 if sig == signal.SIGCONT else 3):
-        pids = {str(sid), *_group(sid, field=3)}
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(pid), sig)
-    if sig == signal.SIGSTOP:
-        _wait_stopped(lambda: [f"/proc/{p}/stat" for p in pids], settled="tTXZD")
-
-
-def _wait_stopped(stat_files, settled="tTXZ"):
-    """Wait (up to 50 ms) until the processes or threads of these /proc stat files have stopped or ended (their states
-    in settled): kill() returns before one running on another core has."""
-    deadline = _perf() + 0.05
-    while _perf() < deadline:
-        try:
-            if all(_state(f) in settled for f in stat_files()):
-                return
-        except OSError:  # gone: its next answer says how
-            return
-
-
-def _state(stat):
-    """The state letter in a /proc stat file ("X" once its process or thread is gone)."""
-    try:
-        return Path(stat).read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return "X"
-
-
 def gpus(device):
     """The devices evaluate_many spreads over: 'cuda' means every visible GPU; any other device is used as given."""
     n = torch.cuda.device_count() if device == "cuda" else 0
@@ -590,10 +371,11 @@ def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times
     __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}.
     cores: how many the builds share (default: all); on_done(src, failure Result or None) as each build ends, in
     the order of srcs as far as the parallel builds allow; stop() true: the running builds are killed, no other
-    starts; pause: a _BuildPause that stops them while a clock runs."""
+    starts; pause: a fences.BuildPause that stops them while a clock runs."""
     srcs, cores = list(dict.fromkeys(s for s in srcs if _uses_extension(s))), cores or os.cpu_count() or 2
     jobs = jobs or _default_jobs(cores)
-    env = _env(MAX_JOBS=os.environ.get("MAX_JOBS", "2"))  # ninja's compilers per build: main.cpp beside nvcc
+    # ninja's compilers per build: main.cpp beside nvcc
+    env = fences.child_env(MAX_JOBS=os.environ.get("MAX_JOBS", "2"))
     return _run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, jobs, timeout,
                        progress, times, on_done, nice, stop, pause)
 
@@ -626,8 +408,8 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
     if not msgs:
         return {}
     jobs = jobs or _default_jobs()
-    ctx, failed, running, todo = _context(), {}, [], list(msgs)[::-1]
-    logdir, bar = _temp_dir("cudal1-build-"), _bar(len(msgs), "build", progress)
+    ctx, failed, running, todo = fences.context(), {}, [], list(msgs)[::-1]
+    logdir, bar = fences.temp_dir("cudal1-build-"), _bar(len(msgs), "build", progress)
     try:  # the build processes' logs, removed once they have ended
         while (todo or running) and not (stop and stop()):
             while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
@@ -635,7 +417,7 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
                 here, there = ctx.Pipe()
                 p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
                                 name="cudal1-build")
-                _start([p])
+                fences.start([p])
                 if pause:
                     pause.started(p.pid)
                 there.close()
@@ -655,7 +437,7 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
                     if times is not None:
                         times[key] = time.time() - t0
                     conn.close()
-                    _stop([p], session=True)
+                    fences.stop([p], session=True)
                     if pause:
                         pause.ended(p.pid)
                     running.remove(item)
@@ -665,10 +447,10 @@ def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=Non
     finally:
         for _, p, conn, _, _ in running:  # stopped (or a Ctrl-C): what still runs is killed
             conn.close()
-            _stop([p], session=True)
+            fences.stop([p], session=True)
             if pause:
                 pause.ended(p.pid)
-        _remove_temp_dir(logdir)
+        fences.remove_temp_dir(logdir)
     bar.close()
     return failed
 
@@ -683,10 +465,11 @@ def _bar(total, desc, on):
 
 def _serve_build(spec, device, o):
     """One build a worker asked for, in a build process: ('built',) or ('failed', compiler output)."""
-    folder = _spec_dir(spec, device)
+    folder = fences.spec_dir(spec, device)
     if (folder / "built").exists():
         return ("built",)
-    failed = _run_builds({"spec": ("build_spec", spec, _env())}, device, 1, o.build_timeout_s, progress=False)
+    failed = _run_builds({"spec": ("build_spec", spec, fences.child_env())}, device, 1, o.build_timeout_s,
+                         progress=False)
     return ("failed", failed["spec"].reason) if failed else ("built",)
 
 
@@ -703,14 +486,14 @@ class _Session:
         self.plan = plan or fences.memory_plan(ref_src, device, in_flight=1)  # MemoryRefusal: it cannot fit
 
     def _open(self):
-        ctx, self.logdir = _context(), _temp_dir("cudal1-ref-")
+        ctx, self.logdir = fences.context(), fences.temp_dir("cudal1-ref-")
         ref_here, ref_there = ctx.Pipe()
         self.conn, there = ctx.Pipe()
         self.procs = [ctx.Process(target=_worker_main, args=(ref_there, self.device, self.logdir, "reference"),
                                   name="cudal1-reference"),
                       ctx.Process(target=_judge_main, name="cudal1-judge", args=(
-                          there, ref_here, self.ref_src, self.device, _env(), self.logdir))]
-        _start(self.procs)
+                          there, ref_here, self.ref_src, self.device, fences.child_env(), self.logdir))]
+        fences.start(self.procs)
         for conn in (there, ref_here, ref_there):
             conn.close()
         self.started += 1
@@ -727,11 +510,11 @@ class _Session:
                 if not held:
                     self.turns.share(held)
                 self.turns.take("clock", held)
-            _stop(self.procs)
+            fences.stop(self.procs)
         finally:
             self.procs = None
             self.conn.close()
-            _remove_temp_dir(self.logdir)
+            fences.remove_temp_dir(self.logdir)
             if mine and self.turns:
                 self.turns.leave(held)
 
@@ -742,11 +525,11 @@ class _Session:
         if self.turns:
             self.turns.share(held)
         try:
-            ctx = _context()
+            ctx = fences.context()
             here, there = ctx.Pipe()
             cand = ctx.Process(target=_worker_main, args=(there, self.device, logdir, "candidate"),
                                name="cudal1-candidate")
-            _start([cand])
+            fences.start([cand])
             there.close()
             self._hand_over(here, ("candidate", cand_src, asdict(o), logdir, self.plan.to_dict()), held)
             spawn = _perf() - t0
@@ -754,8 +537,8 @@ class _Session:
         finally:
             t0 = _perf()
             if cand is not None:
-                _stop([cand])
-                alive = alive and _ended(cand.pid)  # the next candidate gets this one's buffers
+                fences.stop([cand])
+                alive = alive and fences.ended(cand.pid)  # the next candidate gets this one's buffers
             if not alive:  # after a timeout, a crash, a reference failure or an interrupt: nothing is reused
                 self.close(held)
             if self.turns:
@@ -808,92 +591,6 @@ class _Session:
                 deadline += time.monotonic() - t
         except (EOFError, OSError):
             return Result("runtime_error", reason="harness: the judge process died", check="harness"), False
-
-
-_CTX, _CTX_PID = None, None
-
-ENV_KEYS = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CXX", "CC")
-
-
-def _context():
-    """A forkserver that has imported torch (but never touched CUDA): new processes start in ~0.1 s, not seconds."""
-    global _CTX, _CTX_PID
-    if _CTX is not None and _CTX_PID != os.getpid():  # its forkserver forks for the process that started it only
-        raise RuntimeError("cudal1's evaluator runs in a forked copy of the process that started its forkserver: "
-                           "evaluate from that process, or from a fresh one")
-    if _CTX is None:
-        _CTX_PID = os.getpid()
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one side's idle OpenMP threads must not spin
-        _CTX = mp.get_context("forkserver")
-        # torch._dynamo costs ~4.5 s to import per process on the H200 machine; children still get CUDA after it
-        # (bench/preload_check.py, in git history). Never torch.utils.cpp_extension here: it queries CUDA, which
-        # forks cannot inherit.
-        _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "torch._dynamo", "evaluator"])
-        # the forkserver forks anything asked of it through its socket, also by a candidate: it drops _CAPS too
-        # (when it imports this module), so that no process it makes can read the judge's memory. Python 3.11's
-        # forkserver ignores the caller's sys.path: PYTHONPATH lets it find this module from any working directory.
-        path, here = os.environ.get("PYTHONPATH"), str(Path(__file__).resolve().parent)
-        os.environ.update(CUDAL1_FORKSERVER=str(os.getpid()), PYTHONPATH=os.pathsep.join(filter(None, [here, path])))
-        try:
-            import multiprocessing.forkserver
-            multiprocessing.forkserver.ensure_running()
-        finally:
-            del os.environ["CUDAL1_FORKSERVER"]
-            if path is None:
-                del os.environ["PYTHONPATH"]
-            else:
-                os.environ["PYTHONPATH"] = path
-    return _CTX
-
-
-_START = threading.Lock()
-
-
-def _start(procs):
-    """Start processes. Children re-import the caller's main script; from stdin or a notebook there is none."""
-    with _START:
-        _start_unlocked(procs)
-
-
-def _start_unlocked(procs):
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    fake = path is not None and not os.path.isfile(path)
-    if fake:
-        del main.__file__
-    try:
-        for p in procs:
-            p.start()
-    finally:
-        if fake:
-            main.__file__ = path
-
-
-def _env(**extra):
-    # TORCHINDUCTOR_COMPILE_THREADS=1: torch.compile in a process the candidate starts compiles in-process too
-    return {"TORCHINDUCTOR_COMPILE_THREADS": "1", **{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
-
-
-def _ended(pgid, timeout=5.0):
-    """Has every process of the group ended (its memory and files let go: zombies are) within the timeout?"""
-    deadline = time.monotonic() + timeout
-    while _group(pgid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
-
-
-def _stop(procs, session=False):
-    for p in procs:
-        if p.pid is not None:
-            _signal_group(p.pid, signal.SIGKILL)  # the worker and any process it started (builds, strays)
-            if session:  # a build's processes in groups of their own (ninja's compilers)
-                _signal_session(p.pid, signal.SIGKILL)
-        if p.is_alive():
-            p.kill()
-    for p in procs:
-        p.join(5)
 
 
 # ---------------------------------------------------------------------------- static checks (no process needed)
@@ -970,8 +667,8 @@ def _judge_main(out, ref_conn, ref_src, device, env, logdir):
     _Session), until the caller ends it or the reference fails. Each candidate comes with its own worker's connection
     (a file descriptor passed over `out`) and its own options and log folder."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a terminal's Ctrl-C reaches the judge too: end without a traceback
-    _seal(secret=True)
-    sys.excepthook = _quiet_broken_pipes
+    fences.seal(secret=True)
+    sys.excepthook = fences.quiet_broken_pipes
     torch.set_grad_enabled(False)
     if device.startswith("cuda") and torch.device(device).index is not None:
         torch.cuda.set_device(torch.device(device))  # no context on any other GPU
@@ -987,11 +684,11 @@ def _judge_main(out, ref_conn, ref_src, device, env, logdir):
         out.send((what,))
         out.recv()
         return _perf() - t
-    ref, known = _Remote(ref_conn, "reference", Options.call_timeout_s, builds), {}
+    ref, known = fences.Remote(ref_conn, "reference", Options.call_timeout_s, builds), {}
     while (msg := out.recv())[0] == "candidate":
         _, cand_src, opts, cand_logdir, plan = msg
         o = Options(**opts)
-        cand, ref.timeout = _Remote(_mpc.Connection(recv_handle(out)), "candidate", o.call_timeout_s, builds), \
+        cand, ref.timeout = fences.Remote(_mpc.Connection(recv_handle(out)), "candidate", o.call_timeout_s, builds), \
             o.call_timeout_s
         try:
             res = judge(ref, cand, ref_src, cand_src, device, o, env, (logdir, cand_logdir), turn, known, plan)
@@ -1004,14 +701,6 @@ def _judge_main(out, ref_conn, ref_src, device, env, logdir):
         if res.check == "reference":
             break
     ref_conn.close()
-
-
-def _quiet_broken_pipes(kind, value, tb):
-    """sys.excepthook for the judge: a worker killed while taking shared tensors breaks the connection of the thread
-    that hands them over (multiprocessing's resource_sharer, which prints through this hook); that is the worker's
-    verdict, not a harness error."""
-    if not issubclass(kind, (BrokenPipeError, ConnectionResetError)):
-        sys.__excepthook__(kind, value, tb)
 
 
 def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, plan):
@@ -1038,14 +727,14 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
     waited = turn("clock")
     kind, note = _profile(s, cand_src, s.hold, known)
     lap("profile", waited)
-    pins = _pin(s.pid.values()) if o.pin_cpus and s.device.startswith("cuda") else None
+    pins = fences.pin(s.pid.values()) if o.pin_cpus and s.device.startswith("cuda") else None
     try:
         clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else barely_timed(o), tols,
                               len(checks))
         s.audit()
         clock["clean"] = _clean_rounds(s, o, min(len(clock["ref"]), o.clean_rounds))
     finally:
-        _unpin(pins)
+        fences.unpin(pins)
     ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
                                                       (o.worker_overhead_slack, o.judge_overhead_slack))
     paired = _level([x[0] for x in clock["ref"]])
@@ -1065,7 +754,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
 class _Sides:
     """What the judge holds of one evaluation: both workers with their process groups, input buffers (two sets per
     side) and output buffers, the audits' baselines, and what the checks learn on the way."""
-    w: dict                  # {"ref": _Remote, "cand": _Remote}
+    w: dict                  # {"ref": fences.Remote, "cand": fences.Remote}
     pid: dict                # process-group leaders
     stage: dict              # per side: its two input buffer sets
     recv: dict               # per side: its output buffers
@@ -1084,11 +773,11 @@ class _Sides:
         or checked; then the judge checks the inputs are intact."""
         w, is_ref = self.w[side], side == "ref"
         other = self.pid["cand" if is_ref else "ref"]
-        _signal_group(other, signal.SIGSTOP)
+        fences.signal_group(other, signal.SIGSTOP)
         try:
             _, alias, started = _timed(w, self.pid[side], self.stage[side][b], xs, b, self.hold, self.device, probe)
         finally:
-            _signal_group(other, signal.SIGCONT)
+            fences.signal_group(other, signal.SIGCONT)
         if not _intact(self.stage[side][b], xs):
             who = "the reference modifies its inputs; fix the task" if is_ref else "the candidate modified its inputs"
             raise Verdict("runtime_error" if is_ref else "rejected", "reference" if is_ref else "input_mutation",
@@ -1111,7 +800,7 @@ class _Sides:
     def audit(self):
         if self.w["cand"]("audit") != self.digest:
             raise Verdict("rejected", "monkeypatch", "the harness' baselines in the candidate's process were changed")
-        _audit_processes(self.pid["cand"])
+        fences.audit_processes(self.pid["cand"])
 
 
 def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known, plan):
@@ -1152,14 +841,14 @@ def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known, pl
     # processes are all gone
     if first:
         ref.reply()
-        known["bufs"] = {k: _side_buffers(first_set, spec, device, plan["sets"]) for k in ("ref", "cand")}
-        _send_buffers(ref, *known["bufs"]["ref"][2:])
+        known["bufs"] = {k: fences.side_buffers(first_set, spec, device, plan["sets"]) for k in ("ref", "cand")}
+        fences.send_buffers(ref, *known["bufs"]["ref"][2:])
     bufs = known["bufs"]
     s = _Sides(w={"ref": ref, "cand": cand}, pid={"ref": known["pid"], "cand": cand.pid},
                stage={k: b[0] for k, b in bufs.items()}, recv={k: b[1] for k, b in bufs.items()},  # own memory
                digest=digest, ref_mod=ref_mod, device=device, host=host, rounds_host=plan["rounds"] == "host")
     del first_set
-    _send_buffers(cand, *bufs["cand"][2:])
+    fences.send_buffers(cand, *bufs["cand"][2:])
     ref("setup", ref_src, "Model", init_args, init_seed, {}, env, logdirs[0], False)
     go()  # no candidate code has run so far
     cand("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdirs[1], True,
@@ -1259,11 +948,11 @@ def _timed_rounds(s, o, tols, n_checks):
         got, flags = {}, {}
         for side in rng.sample(["ref", "cand"], 2):
             other = s.pid["cand" if side == "ref" else "ref"]
-            _signal_group(other, signal.SIGSTOP)  # the other side cannot run
+            fences.signal_group(other, signal.SIGSTOP)  # the other side cannot run
             try:
                 ms, *flags[side] = _timed(s.w[side], s.pid[side], s.stage[side][b], xs, b, s.hold, s.device)
             finally:
-                _signal_group(other, signal.SIGCONT)
+                fences.signal_group(other, signal.SIGCONT)
             got[side] = [_keep(r, s.rounds_host) for r in recv[side]]  # the answer as it stood when the clock stopped
             if timed:
                 clock[side].append(ms if o.host_clock else ms[:3])
@@ -1289,9 +978,9 @@ def _clean_rounds(s, o, n):
     """The reference's clock with no candidate process left: the candidate's process group killed (its CUDA contexts
     end with it, and every kernel it left queued or running), then n rounds of the reference alone, each made as a
     paired round's. charge caps the reference's paired levels by these (fences.clean_cap)."""
-    _signal_group(s.pid["cand"], signal.SIGKILL)
+    fences.signal_group(s.pid["cand"], signal.SIGKILL)
     deadline = time.monotonic() + 5.0
-    while _group(s.pid["cand"]) and time.monotonic() < deadline:
+    while fences.group_pids(s.pid["cand"]) and time.monotonic() < deadline:
         time.sleep(0.002)
     rng, clean = random.Random(secrets.randbits(64)), []
     for k in range(n):
@@ -1299,37 +988,6 @@ def _clean_rounds(s, o, n):
         ms, *_ = _timed(s.w["ref"], s.pid["ref"], s.stage["ref"][b], _draw(s, rng), b, s.hold, s.device)
         clean.append(ms if o.host_clock else ms[:3])
     return clean
-
-
-def _pin(pids):
-    """Options.pin_cpus: every thread of the workers (pids) onto one CPU, which they take in turns (the other side is
-    stopped during a call), and the judge's thread onto a second; the pair is the first free one (a lock file per
-    pair: evaluations timed at once on other GPUs take others). Returns what _unpin needs, or None (none free)."""
-    cpus = sorted(os.sched_getaffinity(0))
-    for a, b in zip(cpus[::2], cpus[1::2]):
-        lock = open(Path(tempfile.gettempdir()) / f"cudal1-cpus-{a}-{b}.lock", "w")
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            lock.close()
-            continue
-        before = {0: os.sched_getaffinity(0)}
-        os.sched_setaffinity(0, {b})
-        for tid in (int(t.name) for pid in pids for t in Path(f"/proc/{pid}/task").iterdir()):
-            with contextlib.suppress(OSError):  # a thread that ended meanwhile
-                before[tid] = os.sched_getaffinity(tid)
-                os.sched_setaffinity(tid, {a})
-        return lock, before
-    return None
-
-
-def _unpin(pins):
-    if pins:
-        lock, before = pins
-        for tid, cpus in before.items():
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(tid, cpus)
-        lock.close()  # the pair is free again
 
 
 def _precise_enough(clock, precision):
@@ -1362,90 +1020,12 @@ def _timed(w, pgid, stage, xs, b, hold, device, probe=False):
 def _write_stopped(pgid, stage, xs, device, before=None):
     """Write a call's inputs into the side's buffers while its process group is stopped (before(), e.g. sending a
     timed call, runs first, so that the call is waiting when the side resumes), then let the side go on."""
-    _stop_group(pgid)
+    fences.stop_group(pgid)
     if before:
         before()
     _fill(stage, xs)
     _device_sync(device)
-    _signal_group(pgid, signal.SIGCONT)
-
-
-def _audit_processes(cand_pid):
-    """Processes the candidate started that still run (or a fork it asked of the forkserver) are background work."""
-    refused = _refusal(cand_pid)  # a process of its group asked the forkserver for one (the candidate lived on)
-    if refused:
-        raise refused
-    try:
-        kids = [p for t in Path(f"/proc/{cand_pid}/task").glob("*/children") for p in t.read_text().split()]
-    except PermissionError:  # the judge holds no CAP_SYS_PTRACE (_seal): the candidate made itself non-dumpable
-        raise Verdict("rejected", "background_process", "the candidate's process hides what it started "
-                      "(it made itself non-dumpable)") from None
-    kids += [p for p in _group(cand_pid) if p not in kids and p != str(cand_pid)]  # orphans (_stay_in_group)
-    if kids:
-        try:
-            cmd = Path(f"/proc/{kids[0]}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
-        except OSError:  # it ended meanwhile
-            cmd = "?"
-        raise Verdict("rejected", "background_process", f"the candidate started {len(kids)} process(es) that are "
-                      f"still running (first: {cmd.strip()!r}); all work must finish inside forward")
-
-
-class _Remote:
-    """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict; build requests
-    in between are passed to `builds` (the caller runs them outside the sandbox) and their time is not the call's."""
-
-    def __init__(self, conn, role, timeout, builds):
-        self.conn, self.role, self.timeout, self.builds, self.pid = conn, role, timeout, builds, None
-
-    def send(self, *msg):
-        try:
-            self.conn.send(msg)
-        except (BrokenPipeError, ConnectionResetError, EOFError):
-            raise self._fail("runtime_error", "crash", f"the {self.role} process died before '{msg[0]}'") from None
-        self.last = msg[0]
-
-    def reply(self, timeout=None):
-        t = timeout or self.timeout
-        while True:
-            if not self.conn.poll(t):
-                raise self._fail("timeout", "timeout", f"no answer within {t:.0f} s to '{self.last}'")
-            try:
-                ans = self.conn.recv()
-            except (EOFError, ConnectionResetError, OSError):
-                raise self._fail("runtime_error", "crash", f"the {self.role} process died during '{self.last}'") \
-                    from None
-            if ans[0] != "build":
-                break
-            self.conn.send(self.builds(ans[1]))
-        if ans[0] != "ok":
-            raise self._fail(*ans[1:])
-        return ans[1]
-
-    def __call__(self, *msg, timeout=None):
-        self.send(*msg)
-        return self.reply(timeout)
-
-    def _fail(self, status, check, reason):
-        if self.role == "reference":  # never blame the candidate for the reference's failure
-            return Verdict("runtime_error", "reference", f"the reference failed ({status}/{check}): {reason}")
-        refused = check == "crash" and self.pid and _refusal(self.pid)
-        if refused:
-            return refused
-        return Verdict(status, check, reason)
-
-
-def _stop_group(pgid):
-    """SIGSTOP a worker's group and wait (up to 50 ms) until its worker's threads have stopped: kill() returns before
-    a thread running on another core has, and the judge is about to write that side's inputs."""
-    _signal_group(pgid, signal.SIGSTOP)
-    _wait_stopped(lambda: [t / "stat" for t in Path(f"/proc/{pgid}/task").iterdir()])
-
-
-def _signal_group(pgid, sig):
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:  # that worker is gone; its own next answer says how
-        pass
+    fences.signal_group(pgid, signal.SIGCONT)
 
 
 def _make_inputs(mod, device, seed):
@@ -1454,37 +1034,6 @@ def _make_inputs(mod, device, seed):
     with torch.device(device):
         xs = mod.get_inputs()
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]
-
-
-def _side_buffers(like, spec, device, sets=2):
-    """One side's buffers: `sets` lists of forward arguments shaped like `like` and one output buffer per (shape,
-    dtype) of spec, views over one arena that holds nothing else. Returns (stage, recv, what the worker's `buffers`
-    takes, the memfd to send after it or None). On CPU the arena is an unnamed memfd (no name in /dev/shm, no
-    resource_sharer socket: only the processes it is sent to can map it); on CUDA a device tensor alone in its
-    allocator segment (fences.shared_arena), which travels as an IPC handle mapping that segment."""
-    metas = [(tuple(x.shape), tuple(x.stride()), x.dtype) for x in like if isinstance(x, torch.Tensor)] * sets
-    metas += [(tuple(s), tuple(torch.empty(s, device="meta").stride()), d) for s, d in spec]
-    template = [None if isinstance(x, torch.Tensor) else x for x in like]
-    layout, off = [], 0
-    for sh, st, dt in metas:
-        layout.append((off, sh, st, dt))
-        off += -(-_nbytes(sh, st, dt) // 64) * 64  # 64-byte aligned
-    if device.startswith("cuda"):
-        arena = fences.shared_arena(off, device)
-        return (*_unpack(template, _views(arena, layout), sets), (template, (arena, layout), sets), None)
-    import mmap
-    fd = os.memfd_create("cudal1", os.MFD_CLOEXEC)
-    os.ftruncate(fd, max(1, off))
-    tensors = _views(mmap.mmap(fd, max(1, off)), layout)
-    return (*_unpack(template, tensors, sets), (template, layout, sets), fd)
-
-
-def _send_buffers(w, payload, fd):
-    from multiprocessing.reduction import send_handle
-    w.send("buffers", *payload)
-    if fd is not None:  # kept open: the session's next candidate gets the same memfd
-        send_handle(w.conn, fd, 0)
-    w.reply()
 
 
 INPUT_KINDS = ("task", "task", "wide", "edge")  # the distributions a timed round draws from (the task's own: half)
@@ -1700,6 +1249,18 @@ def speedup_kind(ref_prof, cand_prof, cand_src, cuda):
     if ran or (not cuda and (cand_prof["ext_calls"] or ops)):
         return "custom_kernel"
     return "reference_ops" if cand_prof["ops"] == ref_prof["ops"] else "framework_ops"
+def _is_const(v):
+    return isinstance(v, (bool, int, float, str)) or (isinstance(v, (tuple, list)) and all(map(_is_const, v)))
+
+
+def _same(a, b):
+    """Bitwise-equal values, NaN equal to NaN (in chunks where both are contiguous: no output-sized temporaries)."""
+    if a.numel() > CHUNK and a.shape == b.shape and a.is_contiguous() and b.is_contiguous():
+        a, b = a.view(-1), b.view(-1)
+        return all(_same(a[i:i + CHUNK], b[i:i + CHUNK]) for i in range(0, a.numel(), CHUNK))
+    if a.is_floating_point() or a.is_complex():
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return torch.equal(a, b)
 
 
 # ---------------------------------------------------------------------------- worker: runs Model or ModelNew
@@ -1707,23 +1268,11 @@ def speedup_kind(ref_prof, cand_prof, cand_src, cuda):
 def _worker_main(conn, device, logdir, role, nice=0):
     """A worker process: answer the judge's messages until told to stop or until the first failure. nice: a build
     process's niceness (builds alongside timed evaluations yield the cores to them)."""
-    build = role.startswith("build")
-    if not build:  # every thread started from here on (CUDA's, OpenMP's) blocks them too: none can take a signal
-        _sigmask(signal.SIG_BLOCK, _SIGNALS)  # whose handler would run in the main thread inside the harness (run)
-    if nice:
-        os.nice(nice)
-    os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
-    _seal(secret=role == "reference")
-    _stay_in_group(group=not build)
-    fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
-    if build:  # a build runs the candidate's module (prebuild) and compilers: it writes builds and its own temp files
-        own = Path(logdir, f"{role}-tmp")  # (the compilers' too: TMPDIR), not the machine's temp dir
-        own.mkdir(exist_ok=True)
-        os.environ["TMPDIR"], tempfile.tempdir = str(own), None
-        _build_root().mkdir(parents=True, exist_ok=True)
-        _landlock([str(own), "/dev", str(_build_root())])
+    # every thread started from here on (CUDA's, OpenMP's) blocks them too: none can take a signal whose handler
+    # would run in the main thread inside the harness (run)
+    if not role.startswith("build"):
+        _sigmask(signal.SIG_BLOCK, _SIGNALS)
+    fences.confine_worker(logdir, role, nice)
     worker = Worker(device, conn)
     while True:
         try:
@@ -1747,6 +1296,11 @@ def _worker_main(conn, device, logdir, role, nice=0):
             return
 
 
+def _watched():
+    """The namespaces the audits watch (fences.watched): torch's, this module's and Worker's, fences'."""
+    return fences.watched(sys.modules[__name__], Worker)
+
+
 _WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "flush_buf", "hold", "attrs", "flags0", "mod",
                  "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # every attribute the harness gives it
 
@@ -1763,7 +1317,7 @@ class Worker:
         torch.set_grad_enabled(False)
 
     def build(self, src, env, name="candidate", path=None):
-        """Import the module (load_inline calls are served by _serve_builds); errors become compile_error."""
+        """Import the module (load_inline calls are served by fences.serve_builds); errors become compile_error."""
         os.environ.update(env)
         try:
             return _exec_module(src, name, path or Path(tempfile.gettempdir()) / f"{name}.py")
@@ -1774,7 +1328,7 @@ class Worker:
 
     def prebuild(self, src, env, ref_src=None):
         """In a build process: run the module (and construct ModelNew) so that its builds are compiled here."""
-        _serve_builds(self, local=True)
+        fences.serve_builds(self, local=True)
         init_args = _exec_module(ref_src, "reference", Path(tempfile.gettempdir()) / "ref.py").get_init_inputs() \
             if ref_src else None
         mod = self.build(src, env)
@@ -1786,9 +1340,9 @@ class Worker:
         """In a build process: compile one load_inline / load call a worker asked for."""
         os.environ.update(env)
         try:
-            _compile(spec, _spec_dir(spec, self.device))
+            fences.compile_spec(spec, fences.spec_dir(spec, self.device))
         except Exception as e:
-            raise Verdict("compile_error", "build", _short(e)) from None
+            raise Verdict("compile_error", "build", short(e)) from None
 
     def request_build(self, spec):
         """In a worker: ask the judge for a build (the caller runs it outside the sandbox) and wait for it."""
@@ -1807,7 +1361,7 @@ class Worker:
             torch.ones(1, device=self.device).sum().item()  # the CUDA context exists before the baselines
             l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
             self._own(flush_buf=torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=self.device),
-                      hold=_gpu_hold(self.device))  # before any candidate code: its own kernel
+                      hold=fences.gpu_hold(self.device))  # before any candidate code: its own kernel
         (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
         os.environ.update(env)
         for name in ("torch.utils.cpp_extension", "torch._dynamo", "torch.profiler"):  # imports change torch's attrs
@@ -1816,9 +1370,10 @@ class Worker:
         # torch.compile compiles in this process, not in a pool of child processes (which would be background work);
         # set here, not through the environment: the forkserver read that when it imported dynamo
         importlib.import_module("torch._inductor.config").compile_threads = 1
-        _serve_builds(self, local=False)
-        _torch_code()  # the code objects torch has now: only these count as torch patching itself
-        self.attrs, self.flags0, self.numerics = _attr_ids(), _flags(), fences.numeric_flags()
+        fences.serve_builds(self, local=False)
+        fences.torch_code()  # the code objects torch has now: only these count as torch patching itself
+        self.attrs, self.flags0 = fences.attr_ids(_watched()), fences.global_flags()
+        self.numerics = fences.numeric_flags()
         return self.digest()
 
     def digest(self):
@@ -1827,12 +1382,7 @@ class Worker:
 
     def setup(self, src, cls_name, init_args, init_seed, consts, env, logdir, confine=False):
         if confine:  # from here on: writes only under a temp dir of its own and /dev, no signals or ptrace outside
-            own = Path(logdir, "tmp")  # not the machine's temp dir: a checkout (tasks, this file) may live there
-            own.mkdir()
-            os.environ.update(TMPDIR=str(own), TRITON_CACHE_DIR=str(own / "triton"),  # compile caches start cold:
-                              TORCHINDUCTOR_CACHE_DIR=str(own / "inductor"))  # a shared one could be poisoned
-            tempfile.tempdir = None  # gettempdir() reads TMPDIR again
-            _landlock([str(own), "/dev"])
+            fences.confine(logdir)
         name = cls_name.lower()
         self.mod, self.consts = self.build(src, env, name, Path(logdir) / f"{name}.py"), consts
         self._check_consts()
@@ -1849,7 +1399,7 @@ class Worker:
         # every call (import and construction are audited separately against the state before them)
         self.guard = [(name, o, dict(vars(o))) for name, o in (
             ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase), ("builtins", builtins),
-            ("harness", sys.modules[__name__]), ("Worker", Worker), ("Connection", _mpc.Connection),
+            ("harness", sys.modules[__name__]), ("fences", fences), ("Worker", Worker), ("Connection", _mpc.Connection),
             ("_ConnectionBase", _mpc._ConnectionBase))]
         self._own(conn=self.conn)
 
@@ -1861,19 +1411,19 @@ class Worker:
         self.owned.update(attrs)
 
     def buffers(self, template, payload, sets):
-        """This side's buffers from the judge (_side_buffers): `sets` lists of forward arguments and one output buffer
-        per output, in memory shared with the judge alone (CUDA: the IPC handle of an arena alone in its segment;
+        """This side's buffers from the judge (fences.side_buffers): `sets` lists of forward arguments and one output
+        buffer per output, in memory shared with the judge alone (CUDA: the IPC handle of an arena alone in its segment;
         CPU: an unnamed memfd sent over this worker's own socket, so no file or socket of the evaluation names it)."""
         if self.cuda:
-            tensors = _views(*payload)
+            tensors = fences.views(*payload)
         else:
             import mmap
             from multiprocessing.reduction import recv_handle
             fd = recv_handle(self.conn)
-            mem = mmap.mmap(fd, max(1, _arena_size(payload)))
+            mem = mmap.mmap(fd, max(1, fences.arena_size(payload)))
             os.close(fd)
-            tensors = _views(mem, payload)
-        stage, recv = _unpack(template, tensors, sets)
+            tensors = fences.views(mem, payload)
+        stage, recv = fences.unpack(template, tensors, sets)
         self._own(stage=stage, recv=recv,
                   in_ranges=[(t.data_ptr(), t.nbytes) for args in stage for t in args if isinstance(t, torch.Tensor)])
 
@@ -1891,15 +1441,9 @@ class Worker:
         self.model.train(train)
 
     def prep(self):
-        """Before every timed call on CUDA: ~1 ms of writes over a buffer of twice the L2 (the GPU's clocks come up
-        from idle, and the L2 holds none of the inputs), then a synchronize."""
+        """Before every timed call on CUDA: the L2 flushed (fences.flush_l2)."""
         if self.cuda:
-            rt = _cudart()
-            if rt is not None:  # lines a candidate marked persisting become normal ones
-                rt.cudaCtxResetPersistingL2Cache()
-            for _ in range(max(1, (4 << 30) // (4 * self.flush_buf.numel()))):  # ~4 GB written
-                self.flush_buf.zero_()
-            _device_sync(self.device)
+            fences.flush_l2(self.flush_buf)
 
     def run(self, b, probe=False, hold=False):
         """One call: forward, a device-wide synchronize (side streams count), then the output checked and copied
@@ -1907,7 +1451,7 @@ class Worker:
         events on the current stream, or on CPU the host's clock around forward; the worker's ms: from forward's
         start to the end of the copy-out; on CUDA the host ms: the CPU time of forward's thread in forward and of
         every other thread in the call, else None; whether the output aliases an input; threads it left running).
-        hold (timed calls, CUDA): the GPU is held (_gpu_hold) while forward launches; the events start after it,
+        hold (timed calls, CUDA): the GPU is held (fences.gpu_hold) while forward launches; the events start after it,
         and the worker's ms leave out its length.
         From before forward to after the copy-out the garbage collector is off and signals are blocked (in every
         thread of a worker from its start; here again, in case the candidate unblocked them): a collection
@@ -1934,7 +1478,7 @@ class Worker:
             stream, ev = _cuda_stream(), [_Event(enable_timing=True) for _ in range(3)]
             if hold:
                 _record(ev[2], stream)
-                self.hold(HOLD_NS)
+                self.hold(fences.HOLD_NS)
             _record(ev[0], stream)
         t0 = t0 if hold else _perf()
         fwd0 = _thread_cpu()
@@ -1957,7 +1501,7 @@ class Worker:
         _device_sync(self.device)  # a C function held since import: no patch reaches it
         held = _elapsed(ev[2], ev[0]) if hold else 0.0
         precise = _elapsed(ev[0], ev[1]) if self.cuda else (t1 - t0) * 1e3
-        self._guard()  # the harness' own ~0.08 ms (was ~0.26: bench/RESULTS.md, ef2eecf): on the worker's clock
+        self._guard()  # the harness' own overhead (bench/RESULTS.md, ef2eecf): on the worker's clock
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape",
@@ -1989,9 +1533,9 @@ class Worker:
         if any(n() for n in _modes):
             raise Verdict("rejected", "monkeypatch", "forward left a torch function or dispatch mode active")
         changed = [f"{name}.{k}" for name, o, before in self.guard for now in (vars(o),)
-                   if not _unchanged(now, before)  # ~80 us for the 1,163 names; the check below ~250 us
+                   if not fences.unchanged(now, before)  # ~80 us for the 1,163 names; the check below ~250 us
                    for k in before.keys() | now.keys()  # by name (`is`: no candidate __eq__ runs here)
-                   if before.get(k) is not now.get(k) and not _torch_own(now.get(k))]
+                   if before.get(k) is not now.get(k) and not fences.torch_own(now.get(k))]
         changed += [f"worker.{k}" for k, v in self.owned.items() if vars(self).get(k) is not v]
         changed += [f"worker.{k}" for k in vars(self).keys() - _WORKER_ATTRS]  # a method shadowed on the instance
         changed += [] if type(self) is Worker and type(self.conn).__module__ == "multiprocessing.connection" \
@@ -2015,7 +1559,7 @@ class Worker:
     def profile(self, b):
         """What one call runs: aten ops (name -> count), GPU kernel names, calls into the module's own builds."""
         from torch.profiler import ProfilerActivity, profile
-        exts = [m for m in self.exts if isinstance(m, types.ModuleType)]  # what _serve_builds loaded for this source
+        exts = [m for m in self.exts if isinstance(m, types.ModuleType)]  # what fences.serve_builds loaded for it
         calls, undo = [0], []
         for ext in exts:
             for k, fn in list(vars(ext).items()):
@@ -2056,10 +1600,10 @@ class Worker:
         self._check_consts()
         getters = (sys.getprofile, sys.gettrace, threading.getprofile, threading.gettrace)
         hooks = [f"{f.__module__}.{f.__name__[3:]}" for f in getters if f() is not None]
-        bad = _patched(self.attrs) + hooks
+        bad = fences.patched(self.attrs, _watched()) + hooks
         if bad:
             raise Verdict("rejected", "monkeypatch", f"replaced: {', '.join(sorted(bad)[:8])}")
-        now = _flags()
+        now = fences.global_flags()
         changed = [f"{k}: {self.flags0[k]} -> {now[k]}" for k in now if now[k] != self.flags0[k]]
         if changed:
             raise Verdict("rejected", "backend_flags", "global settings changed: " + "; ".join(changed))
@@ -2079,13 +1623,13 @@ def _exec_module(src, name, path):
 def _describe(e):
     """The exception first (what a model can learn from), then the innermost frames."""
     frames = traceback.format_tb(e.__traceback__)[-3:]
-    return _short(f"{type(e).__name__}: {e}\n" + "".join(frames), lines=14)
+    return short(f"{type(e).__name__}: {e}\n" + "".join(frames), lines=14)
 
 
 def _as_verdict(e, status, check, prefix=""):
     """A candidate's exception as a verdict; a failed build (in whatever call it happened) is a compile_error."""
     if isinstance(e, RuntimeError) and "Error building extension" in str(e):
-        return Verdict("compile_error", "build", _short(e))
+        return Verdict("compile_error", "build", short(e))
     return Verdict(status, check, prefix + _describe(e))
 
 
@@ -2096,542 +1640,6 @@ def _flatten(out):
 def _device_sync(device):
     if device.startswith("cuda"):
         _cuda_sync()
-
-
-def _nbytes(shape, stride, dtype):
-    """Bytes a strided tensor spans in its storage."""
-    return 0 if 0 in shape else (1 + sum((n - 1) * s for n, s in zip(shape, stride))) * dtype.itemsize
-
-
-def _arena_size(layout):
-    return max((off + _nbytes(sh, st, dt) for off, sh, st, dt in layout), default=0)
-
-
-def _views(mem, layout):
-    """Tensors over one shared mapping (a uint8 device tensor, or host memory), placed as layout says: [(byte
-    offset, shape, stride, dtype)]."""
-    base = mem if isinstance(mem, torch.Tensor) else torch.frombuffer(mem, dtype=torch.uint8)
-    return [base[off:off + _nbytes(sh, st, dt)].view(dt).as_strided(sh, st) if _nbytes(sh, st, dt) else
-            torch.empty(sh, dtype=dt, device=base.device) for off, sh, st, dt in layout]
-
-
-def _unpack(template, tensors, sets=2):
-    """(`sets` lists of forward arguments, output buffers) from the buffers' template: None marks a tensor's place."""
-    it = iter(tensors)
-    stage = [[next(it) if x is None else x for x in template] for _ in range(sets)]
-    return stage, list(it)
-
-
-# ---------------------------------------------------------------------------- builds: served outside the sandbox
-
-# A candidate may call load_inline / load anywhere (module level, __init__, the first forward). Its worker cannot run
-# ninja (the sandbox denies setpgid), so the harness answers those calls itself: the call's arguments become a build
-# spec, a build process outside the sandbox compiles it (never loading it: none of the candidate's code runs there)
-# into a folder named by the spec's hash, and the worker loads the library from that folder, which it cannot write.
-
-
-def _build_root():
-    return Path(os.environ.get("CUDAL1_BUILD_DIR", Path.home() / ".cache" / "cudal1" / "builds"))
-
-
-def _spec_dir(spec, device):
-    """The build folder of one spec (and torch version, device kind): a repeated build is a cache hit."""
-    text = json.dumps(spec, sort_keys=True, default=str)  # Path arguments as their text
-    key = hashlib.sha256(f"{torch.__version__}|{device.split(':')[0]}|{text}".encode()).hexdigest()[:20]
-    return _build_root() / key
-
-
-def _build_spec(kind, real, *args, **kwargs):
-    """The spec of one load_inline / load call: every argument by name, source files read into the spec."""
-    bound = inspect.signature(real).bind(*args, **kwargs).arguments
-    bound.pop("build_directory", None), bound.pop("verbose", None)
-    if bound.get("is_standalone"):
-        raise RuntimeError("cudal1: load(is_standalone=True) builds an executable; the evaluator serves libraries only")
-    if kind == "load":
-        paths = [bound.pop("sources")] if isinstance(bound.get("sources"), str) else list(bound.pop("sources"))
-        bound["files"] = [(Path(p).name, Path(p).read_text()) for p in paths]
-    return {"kind": kind, "args": bound}
-
-
-def _library(spec, folder):
-    """Load a built library as torch does after a build: a Python module, or torch.ops registrations (its path)."""
-    name, python = spec["args"]["name"], spec["args"].get("is_python_module", True)
-    path = str(Path(folder) / f"{name}.so")
-    if not python:
-        torch.ops.load_library(path)
-        return path
-    found = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(found)
-    found.loader.exec_module(mod)
-    return mod
-
-
-def _compile(spec, folder):
-    """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does.
-    The folder is held under an flock while it builds: a build of the same spec beside it waits, then finds it built
-    (or failed). torch's own lock in the folder (a file, FileBaton) outlives a build that was killed (a cut run, a
-    build's time limit), and the next build of the spec waited on it to its own limit: 13 honest candidates of a
-    resumed measurement turned `timeout` so (6096e20, H200). Holding the flock, any such file is a dead build's."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "building", "w") as mine:
-        fcntl.flock(mine, fcntl.LOCK_EX)  # released by the kernel when its holder dies
-        if (folder / "failed").exists():
-            raise RuntimeError((folder / "failed").read_text())
-        if not (folder / "built").exists():
-            (folder / "lock").unlink(missing_ok=True)
-            _compile_unlocked(spec, folder)
-
-
-def _compile_unlocked(spec, folder):
-    from torch.utils import cpp_extension as ce
-    args = dict(spec["args"])
-    if spec["kind"] == "load":
-        (folder / "src").mkdir(exist_ok=True)
-        args["sources"] = [str(folder / "src" / n) for n, _ in args.pop("files")]
-        for path, (_, text) in zip(args["sources"], spec["args"]["files"]):
-            Path(path).write_text(text)
-    ce._import_module_from_library = lambda *a: None  # compile only: this process never runs the candidate's code
-    ninja = getattr(ce._run_ninja_build, "__wrapped__", ce._run_ninja_build)
-    ce._run_ninja_build = lambda directory, *a, **k: (_use_pch(Path(directory)), ninja(directory, *a, **k))
-    ce._run_ninja_build.__wrapped__ = ninja
-    try:
-        fn = ce.load if spec["kind"] == "load" else ce.load_inline
-        getattr(fn, "__wrapped__", fn)(build_directory=str(folder), **args)  # torch's own, not _serve_builds
-    except Exception as e:  # remembered: the same spec asked again (by its worker, after a prebuild) fails at once
-        (folder / "failed").write_text(f"Error building extension '{spec['args']['name']}': {_short(e)}")
-        raise
-    (folder / "built").write_text(json.dumps(spec["args"]["name"]))
-
-
-def _use_pch(folder):
-    """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
-    once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
-    g++ takes the .gch for the header (one it cannot use, it ignores): main.cpp compiles in ~10 s instead of ~23
-    (RESULTS.md, ec9fa78). The header itself is copied beside it: g++ looks for a second #include of it (cpp_sources
-    that include it, as many do) in the .gch's folder, and without the copy such a build failed with "No such file"
-    (8862683, H200). The first build to need a .gch compiles it; a build beside it meanwhile has its main.cpp wait for
-    it (flock), while nvcc compiles its CUDA side."""
-    ninja = folder / "build.ninja"
-    text = ninja.read_text() if ninja.exists() else ""
-    cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))
-    if not (cflags and cxx):
-        return
-    from torch.utils.cpp_extension import include_paths
-    header = Path(include_paths()[0]) / "torch" / "extension.h"
-    pch, flags = _pch_dir(cxx.group(1), cflags.group(1))
-    gch, lock_path = pch / "torch" / "extension.h.gch", pch / "lock"
-    text = text.replace(cflags.group(0), f"cflags = -I{shlex.quote(str(pch))} {cflags.group(1)}", 1)
-    if not gch.with_suffix("").exists():  # (a cache made before the copy: it is added)
-        gch.parent.mkdir(parents=True, exist_ok=True)
-        part = gch.with_suffix(f".{os.getpid()}.h")
-        shutil.copy2(header, part)  # its times too: #pragma once takes it for the header it is
-        part.rename(gch.with_suffix(""))
-    if not gch.exists():
-        with open(lock_path, "w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:  # another build is compiling it
-                if not shutil.which("flock"):
-                    return
-                text = text.replace(cxx.group(0), f"cxx = flock -s {shlex.quote(str(lock_path))} {cxx.group(1)}", 1)
-            else:
-                part = gch.with_suffix(f".{os.getpid()}")
-                made = subprocess.run(f"{cxx.group(1)} -x c++-header {flags} {shlex.quote(str(header))} -o {part}",
-                                      shell=True, capture_output=True)
-                if made.returncode or not part.exists():
-                    return part.unlink(missing_ok=True)
-                part.rename(gch)
-    ninja.write_text(text)
-
-
-def _pch_dir(cxx, cflags):
-    """(The build cache's folder for the .gch of this compiler and these flags, the flags less the extension's
-    name, which every build has its own of.)"""
-    flags = re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags)
-    return _build_root() / "pch" / hashlib.sha256(f"{cxx}|{flags}".encode()).hexdigest()[:16], flags
-
-
-def _serve_builds(worker, local):
-    """Answer load_inline / load in this process (before any candidate code): local (a build process) compiles here,
-    else the worker asks the judge for the build; both then load the library from its spec's folder."""
-    from torch.utils import cpp_extension as ce
-    real = {"load_inline": ce.load_inline, "load": ce.load}
-
-    def served(kind):
-        def call(*args, **kwargs):
-            spec = _build_spec(kind, real[kind], *args, **kwargs)
-            folder = _spec_dir(spec, worker.device)
-            if (folder / "failed").exists():
-                raise RuntimeError((folder / "failed").read_text())
-            if not (folder / "built").exists():
-                _compile(spec, folder) if local else worker.request_build(spec)
-            lib = _library(spec, folder)
-            worker.exts.append(lib)
-            return lib
-        call.__name__, call.__doc__, call.__wrapped__ = kind, real[kind].__doc__, real[kind]
-        return call
-    ce.load_inline, ce.load = served("load_inline"), served("load")
-
-
-# ---------------------------------------------------------------------------- sandbox: seal, forkserver, seccomp
-
-# capabilities that let a process read another's memory or open its files (ptrace, /proc/PID/mem, fd and
-# map_files, /dev/mem, kernel modules, BPF and perf probes): numbers from linux/capability.h
-_CAPS = dict(DAC_READ_SEARCH=2, SYS_MODULE=16, SYS_RAWIO=17, SYS_PTRACE=19, SYS_ADMIN=21, PERFMON=38, BPF=39,
-             CHECKPOINT_RESTORE=40)
-
-
-def _seal(secret):
-    """Linux: drop _CAPS (bounding set too, so no exec gets them back) and, for a process that holds answers (the
-    judge, the reference's worker), become non-dumpable: then no process of the evaluation, root included, can
-    open its /proc/PID/mem or /proc/PID/fd/* (the shared buffers with the expected outputs). Best effort: a system
-    that refuses leaves the process as it was (a non-root user holds none of these capabilities anyway)."""
-    if sys.platform != "linux":
-        return
-    for key in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"):  # expandable segments share CUDA memory through
-        if "expandable_segments:True" in os.environ.get(key, ""):   # pidfd_getfd, which needs the access dropped here
-            os.environ[key] = os.environ[key].replace("expandable_segments:True", "expandable_segments:False")
-    libc = ctypes.CDLL(None, use_errno=True)
-    if secret:
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    for cap in _CAPS.values():
-        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP = 24 (needs CAP_SETPCAP, which stays)
-
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-    header, sets = Header(0x20080522, 0), (ctypes.c_uint32 * 6)()  # v3: (effective, permitted, inheritable) x 2
-    if libc.capget(ctypes.byref(header), sets) == 0:
-        mask = sum(1 << c for c in _CAPS.values())
-        for i in range(6):
-            sets[i] &= ~(mask >> (32 * (i // 3))) & 0xFFFFFFFF
-        libc.capset(ctypes.byref(header), sets)
-
-
-def _serve_only(caller):
-    """In the forkserver: fork for the process that started it and no other. Any process can connect to its socket
-    (a file under the temp dir; Python up to 3.13 asks for no key), and what it forks belongs to no evaluation's
-    process group: the fence and the audit would miss it. A request from anyone else is refused, the requester
-    killed, and its process group noted for the judge (_refusal)."""
-    import multiprocessing.reduction as reduction
-    recvfds, server = reduction.recvfds, os.getpid()
-
-    def checked(sock, size):  # the forkserver's first call on each request's connection
-        pid = int.from_bytes(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)[:4], sys.byteorder)
-        if pid == caller or os.getpid() != server:  # the processes it forks inherit this: there it is not a request
-            return recvfds(sock, size)
-        try:
-            _refusal_note(os.getpid(), os.getpgid(pid)).touch()
-            os.kill(pid, signal.SIGKILL)
-        except OSError:  # gone already
-            pass
-        raise ConnectionAbortedError(errno.ECONNABORTED, "cudal1: fork refused")  # the server's loop skips it
-    reduction.recvfds = checked
-
-
-def _refusal_note(forkserver, pgid):
-    return Path(tempfile.gettempdir(), f"cudal1-refused-{forkserver}-{pgid}")
-
-
-def _refusal(pgid):
-    """The verdict if a forkserver of this evaluator (the judge's parent, or another caller's on the machine: the
-    candidate may find either) refused a fork to this process group (and killed the requester), else None."""
-    notes = list(Path(tempfile.gettempdir()).glob(_refusal_note("*", pgid).name))
-    for note in notes:
-        with contextlib.suppress(OSError):
-            note.unlink()  # read once
-    if not notes:
-        return None
-    return Verdict("rejected", "background_process", "the candidate asked the evaluator's forkserver for a process "
-                   "outside its process group: refused, and the process that asked stopped")
-
-
-# per audit arch (x86-64 also through its x32 numbers; i386's int 0x80 numbers, which an x86-64 process can reach
-# too): the syscalls that leave a process group (setsid, setpgid), and those that change another process's
-# scheduling or limits, with the index of their pid argument: setpriority, sched_setparam, sched_setscheduler,
-# sched_setaffinity, ioprio_set, prlimit64, sched_setattr
-_X32 = 0x40000000
-
-_GROUP_EXITS = {0xC000003E: (112, 109, _X32 | 112, _X32 | 109), 0x40000003: (66, 57), 0xC00000B7: (157, 154)}
-
-_OTHERS = {0xC000003E: ((141, 1), (142, 0), (144, 0), (203, 0), (251, 1), (302, 0), (314, 0)),
-           0x40000003: ((97, 1), (154, 0), (156, 0), (241, 0), (289, 1), (340, 0), (351, 0)),
-           0xC00000B7: ((140, 1), (118, 0), (119, 0), (122, 0), (30, 1), (261, 0), (274, 0))}
-
-
-def _stay_in_group(group=True):
-    """Seccomp (Linux), for this process and everything it starts: setsid() and setpgid() fail with EPERM, so nothing
-    the candidate starts can leave its process group (the SIGSTOP fence, the audit and the final kill reach all of
-    it); and the scheduling, priority and limits of any process but the caller's own (pid 0) cannot be changed (a
-    candidate would pin the reference's worker to one core). group=False (builds: ninja puts each compiler in a
-    group of its own) denies setsid alone: nothing leaves the session, which _stop kills whole. Best effort: without
-    seccomp (or on another arch) nothing changes."""
-    if sys.platform != "linux":
-        return
-    prog = [("ld", 4)]  # A = seccomp_data.arch; then one block per arch, entered when A is that arch
-    for i, (arch, exits) in enumerate(_GROUP_EXITS.items()):
-        prog += [(f"arch{i}",), ("jeq", arch, None, f"arch{i + 1}"), ("ld", 0)]  # A = the syscall's number
-        prog += [("jeq", nr, "deny", None) for nr in (exits if group else exits[::2])]  # (setsid, setpgid) pairs
-        others = _OTHERS[arch] + tuple((_X32 | nr, a) for nr, a in _OTHERS[arch] if arch == 0xC000003E)
-        for j, (nr, arg) in enumerate(others):  # allowed only on pid 0 (the caller): both words of the argument 0
-            prog += [("jeq", nr, None, f"skip{i}.{j}"), ("ld", 16 + 8 * arg), ("jeq", 0, None, "deny"),
-                     ("ld", 20 + 8 * arg), ("jeq", 0, "allow", "deny"), (f"skip{i}.{j}",)]
-        prog.append(("ret", 0x7FFF0000))  # RET_ALLOW
-    prog += [(f"arch{len(_GROUP_EXITS)}",), ("allow",), ("ret", 0x7FFF0000), ("deny",),
-             ("ret", 0x00050000 | errno.EPERM)]  # RET_ERRNO
-    labels, code = {}, []
-    for ins in prog:  # labels are 1-tuples: they name the next instruction
-        if len(ins) == 1:
-            labels[ins[0]] = len(code)
-        else:
-            code.append(ins)
-    jump = lambda i, to: 0 if to is None else labels[to] - i - 1  # None: the next instruction
-
-    class Insn(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
-
-    class Prog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Insn))]
-    ops = {"ld": lambda i, k: (0x20, 0, 0, k), "ret": lambda i, k: (0x06, 0, 0, k),  # BPF_LD|W|ABS, BPF_RET|K
-           "jeq": lambda i, k, t, f: (0x15, jump(i, t), jump(i, f), k)}               # BPF_JMP|JEQ|K
-    insns = (Insn * len(code))(*[Insn(*ops[op](i, *args)) for i, (op, *args) in enumerate(code)])
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(38, 1, 0, 0, 0) == 0:  # PR_SET_NO_NEW_PRIVS, needed to install a filter without CAP_SYS_ADMIN
-        libc.prctl(22, 2, ctypes.byref(Prog(len(code), insns)), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
-
-
-# Landlock (Linux 5.13+; signal scoping 6.12+): access rights from linux/landlock.h
-_LL_WRITE = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write file, remove, make char/dir/reg/sock/...
-
-_LL_ABI_RIGHTS = {2: 1 << 13, 3: 1 << 14}                           # refer (ABI 2), truncate (ABI 3)
-
-
-def _landlock(writable):
-    """Landlock this process and what it starts: files may be written only under `writable`; from ABI 6 on no
-    signal reaches a process outside (the judge, the reference, the caller, other evaluations) and no abstract
-    socket outside can be reached; ptrace of any process outside is refused at every ABI. Returns the ABI (0: none,
-    nothing changed)."""
-    if sys.platform != "linux":
-        return 0
-    libc = ctypes.CDLL(None, use_errno=True)
-    abi = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    if abi < 1:
-        return 0
-    rights = _LL_WRITE | sum(r for v, r in _LL_ABI_RIGHTS.items() if abi >= v)
-
-    class Ruleset(ctypes.Structure):
-        _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
-
-    class Beneath(ctypes.Structure):
-        _pack_ = 1
-        _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-    attr = Ruleset(rights, 0, 0b11 if abi >= 6 else 0)  # scoped: abstract unix sockets, signals
-    size = ctypes.sizeof(Ruleset) if abi >= 6 else 16 if abi >= 4 else 8
-    fd = libc.syscall(444, ctypes.byref(attr), size, 0)
-    if fd < 0:
-        return 0
-    try:
-        for path in writable:
-            with contextlib.suppress(OSError):
-                dfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-                libc.syscall(445, fd, 1, ctypes.byref(Beneath(rights, dfd)), 0)  # LANDLOCK_RULE_PATH_BENEATH
-                os.close(dfd)
-        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-        return abi if libc.syscall(446, fd, 0) == 0 else 0  # landlock_restrict_self
-    finally:
-        os.close(fd)
-
-
-def _group(pgid, field=2):
-    """The live processes of a process group (field 3: of a session), pids as strings, from /proc."""
-    found = []
-    for d in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()  # state ppid pgrp session ...
-        except (OSError, ValueError):  # ended meanwhile
-            continue
-        if stat[field] == str(pgid) and stat[0] != "Z":
-            found.append(d)
-    return found
-
-
-# ---------------------------------------------------------------------------- guards: watches, flags, the L2, the hold
-
-def _is_const(v):
-    return isinstance(v, (bool, int, float, str)) or (isinstance(v, (tuple, list)) and all(map(_is_const, v)))
-
-
-def _same(a, b):
-    """Bitwise-equal values, NaN equal to NaN (in chunks where both are contiguous: no output-sized temporaries)."""
-    if a.numel() > CHUNK and a.shape == b.shape and a.is_contiguous() and b.is_contiguous():
-        a, b = a.view(-1), b.view(-1)
-        return all(_same(a[i:i + CHUNK], b[i:i + CHUNK]) for i in range(0, a.numel(), CHUNK))
-    if a.is_floating_point() or a.is_complex():
-        return bool(((a == b) | (a.isnan() & b.isnan())).all())
-    return torch.equal(a, b)
-
-
-def _watched():
-    """name -> (object, whether added attributes count too) for the namespaces a candidate must leave alone."""
-    return {"torch": (torch, False), "torch.nn.functional": (torch.nn.functional, False), "torch._C": (torch._C, False),
-            "torch.cuda": (torch.cuda, False), "time": (time, False), "torch.Tensor": (torch.Tensor, True),
-            "torch.nn.Module": (torch.nn.Module, True), "harness": (sys.modules[__name__], False),
-            "fences": (fences, False),
-            "Worker": (Worker, True), "builtins": (builtins, False), "Connection": (_mpc.Connection, True),
-            "_ConnectionBase": (_mpc._ConnectionBase, True),  # the worker's replies travel through these
-            **({"torch._C._CudaEventBase": (_Event, True)} if _Event else {})}
-
-
-def _attr_ids():
-    return {name: ({k: id(v) for k, v in list(vars(obj).items())}, strict)
-            for name, (obj, strict) in _watched().items()}
-
-
-def _patched(before):
-    """Watched attributes replaced, deleted, or (on classes) callables added since `before`. A replacement defined in
-    torch's own files is torch patching itself (torch.compile wraps nn.Module.__init__, dynamo torch.manual_seed)."""
-    bad = []
-    for name, (obj, strict) in _watched().items():
-        ids, now = before[name][0], dict(vars(obj))
-        for k, v in now.items():
-            if ((k in ids and ids[k] != id(v)) or (strict and k not in ids and callable(v))) and not _torch_own(v):
-                bad.append(f"{name}.{k}")
-        bad += [f"{name}.{k}" for k in ids.keys() - now.keys()]
-    return bad
-
-
-_TORCH_CODE, _TORCH_MODS = {}, set()  # id -> code object of torch's functions before any candidate code; modules seen
-
-
-def _torch_code():
-    """Record the code objects of torch's loaded modules (their functions, classes' methods, nested code). A later
-    replacement counts as torch patching itself only if its code is one of these: a file name proves nothing
-    (compile() sets any), an object that existed before the candidate does."""
-    def codes(v):  # exact types only: isinstance would read __class__, which some lazy objects warn about
-        v = v.__func__ if type(v) in (staticmethod, classmethod) else v
-        fns = (v.fget, v.fset, v.fdel) if type(v) is property else (v,)
-        return [f.__code__ for f in fns if type(f) is types.FunctionType]
-    todo = []
-    for name, mod in list(sys.modules.items()):
-        if name.split(".")[0] == "torch" and type(mod) is types.ModuleType and name not in _TORCH_MODS:
-            _TORCH_MODS.add(name)
-            for v in list(vars(mod).values()):
-                todo += [c for a in list(vars(v).values()) for c in codes(a)] if issubclass(type(v), type) else codes(v)
-    while todo:
-        c = todo.pop()
-        if isinstance(c, types.CodeType) and id(c) not in _TORCH_CODE:
-            _TORCH_CODE[id(c)] = c  # held: ids stay unique
-            todo += c.co_consts
-
-
-def _unchanged(d, before, _is=operator.is_):
-    """Does namespace d hold exactly the key and value objects of before, in its order? (By identity: no __hash__
-    or __eq__ of theirs runs.)"""
-    return len(d) == len(before) and all(map(_is, d, before)) and all(map(_is, d.values(), before.values()))
-
-
-def _torch_own(v):
-    """Is v a function whose code torch had before the candidate ran (torch patching itself)?"""
-    v = getattr(v, "__func__", v) if isinstance(v, (types.MethodType, staticmethod, classmethod)) else v
-    code = v.__code__ if isinstance(v, types.FunctionType) else None
-    return code is not None and _TORCH_CODE.get(id(code)) is code
-
-
-_CUDART = []  # the CUDA runtime torch loaded, found once (before any candidate code runs in the worker)
-
-
-def _cudart():
-    """ctypes handle on the libcudart this process mapped (for the L2 calls torch does not expose), or None."""
-    if not _CUDART:
-        maps = Path("/proc/self/maps").read_text().splitlines() if sys.platform == "linux" else []
-        paths = [ln.split()[-1] for ln in maps if "libcudart" in ln]
-        _CUDART.append(ctypes.CDLL(paths[0]) if paths and torch.cuda.is_initialized() else None)
-    return _CUDART[0]
-
-
-def _persisting_l2():
-    """Bytes of L2 set aside for persisting accesses (cudaLimitPersistingL2CacheSize): a carve-out survives the
-    flush before every timed call, so a candidate that sets one is changing a global setting."""
-    size, rt = ctypes.c_size_t(), _cudart()
-    if rt is None or rt.cudaDeviceGetLimit(ctypes.byref(size), 0x06) != 0:  # 0x06: cudaLimitPersistingL2CacheSize
-        raise RuntimeError("no CUDA runtime in this process")
-    return size.value
-
-
-HOLD_NS = 500_000  # the hold before every timed call on CUDA: longer than most forwards take to launch
-
-
-def _hold_kernel(ns, seen):  # every thread spins on the GPU's clock for ns (made a Triton kernel by _gpu_hold); first,
-    # each block's thread 0 writes 1 into its int32 of host memory at address seen, made visible to the CPU (membar.sys)
-    up = tl.inline_asm_elementwise(
-        "{ .reg .pred p; .reg .u32 t; .reg .u64 a; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0; mov.u32 t, %ctaid.x; "
-        "mad.wide.u32 a, t, 4, $1; @p st.volatile.global.u32 [a], 1; @p membar.sys; mov.u32 $0, 0; }",
-        "=r,l", [seen], dtype=tl.int32, is_pure=False, pack=1)
-    t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1) + up
-    t = t0
-    while t - t0 < ns:
-        t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
-
-
-def _gpu_hold(device):
-    """fn(ns) that queues, on the current stream, a kernel holding every SM (two blocks of 1024 threads each: all
-    thread slots) for ns, and returns once its last block runs (spinning on host memory the kernel writes; at most
-    5 ms); None without Triton or if it fails here.
-
-    Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process
-    (the same kernel, timed from an idle GPU, varied 3-34% between fresh processes on an H200, 0.1-0.2% behind a
-    hold: bench/RESULTS.md, afb468e), and, the SMs being full, no kernel the candidate puts on another stream can
-    run during it (a stream-local sleep would let an unjoined fork do its work for free). Forward starts only once
-    the hold is on the SMs: queued earlier, a side stream's ReLU ran before the hold on an H100 with the timed rounds
-    pinned (bench/RESULTS.md, 'Is the evaluator honest on a GPU', 5dd9459)."""
-    try:
-        import triton
-        globals()["tl"] = importlib.import_module("triton.language")  # the name _hold_kernel's body uses
-        kernel = triton.jit(_hold_kernel)
-        grid = (2 * torch.cuda.get_device_properties(device).multi_processor_count,)
-        seen = torch.zeros(grid, dtype=torch.int32, pin_memory=True).numpy()  # pinned: the GPU writes it directly
-        sink = torch.zeros(grid, dtype=torch.int32, device=device)  # where the writes go if it cannot
-        rt, on_gpu = _cudart(), ctypes.c_void_p()  # seen's address on the device
-        waits = rt is not None and rt.cudaHostGetDevicePointer(
-            ctypes.byref(on_gpu), ctypes.c_void_p(seen.ctypes.data), 0) == 0 and bool(on_gpu.value)
-        if rt is not None and not waits:
-            rt.cudaGetLastError()  # clear the failed call's error, which torch's next launch check would raise
-        at = on_gpu.value if waits else sink.data_ptr()
-
-        def hold(ns):
-            seen[-1] = 0
-            kernel[grid](ns, at, num_warps=32)
-            t = _perf()
-            while waits and not seen[-1] and _perf() - t < 5e-3:
-                pass
-        hold.buffers = seen, sink  # alive as long as the hold: the kernel writes into one of them
-        hold(HOLD_NS)  # compiles for these arguments (Triton specialises ints); cached on disk after the first process
-        _device_sync(device)
-        waits = waits and bool(seen[-1])  # the kernel's write never arrived here: hold without waiting for it
-        return hold
-    except Exception:  # no Triton, or it cannot build here: timed calls start from an idle GPU, launch included
-        return None
-
-
-def _flags():
-    """Global settings that change numerics or speed; a candidate must not touch them."""
-    b = torch.backends
-    getters = {
-        "cuda.matmul.allow_tf32": lambda: b.cuda.matmul.allow_tf32, "cudnn.allow_tf32": lambda: b.cudnn.allow_tf32,
-        "cudnn.benchmark": lambda: b.cudnn.benchmark, "cudnn.deterministic": lambda: b.cudnn.deterministic,
-        "cudnn.enabled": lambda: b.cudnn.enabled, "mkldnn.enabled": lambda: b.mkldnn.enabled,
-        "fp16_reduced_precision": lambda: b.cuda.matmul.allow_fp16_reduced_precision_reduction,
-        "bf16_reduced_precision": lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction,
-        "float32_matmul_precision": torch.get_float32_matmul_precision, "num_threads": torch.get_num_threads,
-        "default_dtype": torch.get_default_dtype,
-        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled, "persisting_l2": _persisting_l2,
-    }
-    out = {}
-    for k, get in getters.items():
-        try:
-            out[k] = str(get())
-        except (AttributeError, RuntimeError) as e:  # a flag this torch build does not have
-            out[k] = f"n/a ({type(e).__name__})"
-    return out
 
 
 # ---------------------------------------------------------------------------- tasks
@@ -2790,9 +1798,9 @@ def main(argv=None):
 
 
 if os.environ.pop("CUDAL1_FORKSERVER", None) == str(os.getppid()):  # this is the forkserver, importing its preloads
-    _seal(secret=False)
-    _serve_only(os.getppid())
-    _torch_code()  # once here (~0.4 s): every worker inherits it and walks only the modules it imports later
+    fences.seal(secret=False)
+    fences.serve_only(os.getppid())
+    fences.torch_code()  # once here (~0.4 s): every worker inherits it and walks only the modules it imports later
 
 
 if __name__ == "__main__":  # run the harness from the imported module (workers pickle their targets by module

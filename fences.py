@@ -1,24 +1,95 @@
-"""fences.py: walls around the candidate that evaluator.py calls by name (the older ones still live there).
+"""fences.py: the walls around the candidate, which evaluator.py calls by name.
 
-    memory      what one evaluation of a task needs on its device, and the plan that makes it fit (or one line that
-                says it cannot): memory_plan, the only call rl.py makes here. Corpus: honest/cuda_large_memory_bound.
-    shared      the buffers a worker shares with the judge, alone in their allocator segments: a CUDA IPC handle maps
-                a whole segment, so nothing else of the judge's may sit in one. Corpus: hacks/cuda_ipc_segment_*.
-    clean       the reference's level with no candidate process left on the device, which caps what its paired
-                rounds may cost (GPU work that outlives SIGSTOP, a second CUDA context). Corpus: hacks/cuda_*_interfere.
-    numerics    the flags that change fp32 arithmetic, read right after forward returns. Corpus: hacks/flag_tf32_*.
-    host        contexts that sleep while they wait, so that CPU time is work (the host clock). Corpus:
-                hacks/cuda_hold_window_cpu.
+Covered (each with the corpus files, under tests/corpus/, that exercise it):
+    verdicts   Verdict, which a wall or a check raises to end an evaluation; compiler output trimmed (short).
+    memory     what one evaluation of a task needs on its device, and the plan that makes it fit (or one line that
+               says it cannot): memory_plan, the only call rl.py makes here. honest/cuda_large_relu_huge.
+    shared     the buffers a worker shares with the judge, alone in their allocator segments (a CUDA IPC handle maps
+               a whole segment) or in an unnamed memfd (CPU). hacks/cuda_ipc_oracle_overwrite, hacks/fd_broker_mitm.
+    clean      the reference's level with no candidate process left on the device, which caps what its paired
+               rounds may cost (GPU work that outlives SIGSTOP, a second CUDA context). hacks/cuda_*_interfere.
+    numerics   the flags that change fp32 arithmetic, read right after forward returns. hacks/flag_tf32_*.
+    host       contexts that sleep while they wait, so that CPU time is work (the host clock).
+               hacks/cuda_hold_window_cpu.
+    builds     load_inline / load served outside the sandbox, compiled into folders named by the spec's hash (one
+               shared precompiled header); the worker only loads. failures/build_error, honest/cpp_build_*,
+               honest/cpp_load_sources_file, honest/cpp_two_extensions.
+    sandbox    capabilities dropped and the answer holders non-dumpable (seal); a forkserver that forks for its caller
+               alone (serve_only); seccomp keeps every process in its group (stay_in_group); Landlock: writes only
+               under a folder of its own, no signal or ptrace outside; processes left running. hacks/proc_read_expected,
+               hacks/forkserver_escape, hacks/orphan_new_session, hacks/sibling_sigstop, hacks/judge_sigstop,
+               hacks/task_file_write_probe, hacks/forged_verdict_caller_pipe, failures/stdout_flood.
+    processes  the forkserver, start and stop of process groups and sessions, a device's turns (candidate code in one
+               evaluation at a time, the clock alone), builds stopped while a clock runs, pinning. failures/os_exit,
+               failures/segfault_ctypes, failures/infinite_loop (turns, pause, pins: tests/test_evaluator.py).
+    guards     watched attributes and torch's own code, global flags, the persisting-L2 limit, the GPU hold.
+               hacks/monkeypatch_*, hacks/harness_*, hacks/report_*, hacks/baseline_rewrite_clock, hacks/flag_*,
+               hacks/cuda_persisting_l2, hacks/cuda_hold_tell_shortcut.
+Not covered (THREATS.md, "Does not protect against", says each in full): code that forges its own worker's reports
+(the judge compares values and owns the bounding clock); host RAM limits on the CPU; services outside the evaluation
+that start processes on request; setsid without seccomp, files and signals without Landlock (before Linux 5.13 and
+6.12); a watched attribute replaced by another function torch already had; copy-engine work inside the hold's window.
 Imports flow one way: evaluator imports this module, never the reverse.
 """
+import atexit
+import builtins
+import contextlib
 import ctypes
+import errno
+import fcntl
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import json
 import math
+import multiprocessing as mp
+import multiprocessing.connection as _mpc
+import operator
+import os
+import re
+import resource
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
 import types
 import weakref
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+_perf = time.perf_counter  # captured before any candidate code runs in this process (as evaluator's are)
+_cuda_sync = torch.cuda.synchronize
+_Event = getattr(torch._C, "_CudaEventBase", None)
+
+# ---------------------------------------------------------------------------- verdicts
+
+class Verdict(Exception):
+    """Raised anywhere in the judge or a worker to end an evaluation with a status."""
+
+    def __init__(self, status, check, reason):
+        super().__init__(f"{status}: {check}: {reason}")
+        self.status, self.check, self.reason = status, check, reason
+
+
+def short(text, lines=25, width=4000):
+    """The tail of a long message (compiler output, traceback), each error line first with the two lines after it
+    (the source line and the caret); compiler command lines and include chains dropped."""
+    rows = [r for r in str(text).splitlines() if r.strip() and not (" -c " in r and " -o " in r)
+            and not r.lstrip().startswith(("In file included from", "from "))]
+    errors = [i for i, r in enumerate(rows) if re.search(r"\berror\b", r, re.I)][:8]
+    first = list(dict.fromkeys(rows[j] for i in errors for j in range(i, min(i + 3, len(rows)))))
+    keep = first + ["..."] + rows[-lines:] if errors and len(rows) > lines else rows[-lines:]
+    return re.sub(r"/[^\s:]*/(?=[\w.-]+\.(?:cpp|cu|cuh|h|hpp|py)\b)", "", "\n".join(keep))[-width:]  # bare file names
+
 
 # ---------------------------------------------------------------------------- memory: one evaluation's bytes, a plan
 
@@ -206,6 +277,61 @@ def fills_segment(t, pool=None):
     return False
 
 
+def side_buffers(like, spec, device, sets=2):
+    """One side's buffers: `sets` lists of forward arguments shaped like `like` and one output buffer per (shape,
+    dtype) of spec, views over one arena that holds nothing else. Returns (stage, recv, what the worker's `buffers`
+    takes, the memfd to send after it or None). On CPU the arena is an unnamed memfd (no name in /dev/shm, no
+    resource_sharer socket: only the processes it is sent to can map it); on CUDA a device tensor alone in its
+    allocator segment (shared_arena), which travels as an IPC handle mapping that segment."""
+    metas = [(tuple(x.shape), tuple(x.stride()), x.dtype) for x in like if isinstance(x, torch.Tensor)] * sets
+    metas += [(tuple(s), tuple(torch.empty(s, device="meta").stride()), d) for s, d in spec]
+    template = [None if isinstance(x, torch.Tensor) else x for x in like]
+    layout, off = [], 0
+    for sh, st, dt in metas:
+        layout.append((off, sh, st, dt))
+        off += -(-nbytes(sh, st, dt) // 64) * 64  # 64-byte aligned
+    if device.startswith("cuda"):
+        arena = shared_arena(off, device)
+        return (*unpack(template, views(arena, layout), sets), (template, (arena, layout), sets), None)
+    import mmap
+    fd = os.memfd_create("cudal1", os.MFD_CLOEXEC)
+    os.ftruncate(fd, max(1, off))
+    tensors = views(mmap.mmap(fd, max(1, off)), layout)
+    return (*unpack(template, tensors, sets), (template, layout, sets), fd)
+
+
+def send_buffers(w, payload, fd):
+    from multiprocessing.reduction import send_handle
+    w.send("buffers", *payload)
+    if fd is not None:  # kept open: the session's next candidate gets the same memfd
+        send_handle(w.conn, fd, 0)
+    w.reply()
+
+
+def nbytes(shape, stride, dtype):
+    """Bytes a strided tensor spans in its storage."""
+    return 0 if 0 in shape else (1 + sum((n - 1) * s for n, s in zip(shape, stride))) * dtype.itemsize
+
+
+def arena_size(layout):
+    return max((off + nbytes(sh, st, dt) for off, sh, st, dt in layout), default=0)
+
+
+def views(mem, layout):
+    """Tensors over one shared mapping (a uint8 device tensor, or host memory), placed as layout says: [(byte
+    offset, shape, stride, dtype)]."""
+    base = mem if isinstance(mem, torch.Tensor) else torch.frombuffer(mem, dtype=torch.uint8)
+    return [base[off:off + nbytes(sh, st, dt)].view(dt).as_strided(sh, st) if nbytes(sh, st, dt) else
+            torch.empty(sh, dtype=dt, device=base.device) for off, sh, st, dt in layout]
+
+
+def unpack(template, tensors, sets=2):
+    """(`sets` lists of forward arguments, output buffers) from the buffers' template: None marks a tensor's place."""
+    it = iter(tensors)
+    stage = [[next(it) if x is None else x for x in template] for _ in range(sets)]
+    return stage, list(it)
+
+
 # ---------------------------------------------------------------------------- clean: the reference with no candidate
 
 def clean_cap(paired, clean, noise=0.02):
@@ -251,3 +377,918 @@ def blocking_sync(index):
                 and set_flags(dev, 0x04) == 0)
     except (OSError, AttributeError):
         return False
+
+
+# ---------------------------------------------------------------------------- builds: served outside the sandbox
+
+# A candidate may call load_inline / load anywhere (module level, __init__, the first forward). Its worker cannot run
+# ninja (the sandbox denies setpgid), so the harness answers those calls itself: the call's arguments become a build
+# spec, a build process outside the sandbox compiles it (never loading it: none of the candidate's code runs there)
+# into a folder named by the spec's hash, and the worker loads the library from that folder, which it cannot write.
+
+
+def build_root():
+    return Path(os.environ.get("CUDAL1_BUILD_DIR", Path.home() / ".cache" / "cudal1" / "builds"))
+
+
+def spec_dir(spec, device):
+    """The build folder of one spec (and torch version, device kind): a repeated build is a cache hit."""
+    text = json.dumps(spec, sort_keys=True, default=str)  # Path arguments as their text
+    key = hashlib.sha256(f"{torch.__version__}|{device.split(':')[0]}|{text}".encode()).hexdigest()[:20]
+    return build_root() / key
+
+
+def _build_spec(kind, real, *args, **kwargs):
+    """The spec of one load_inline / load call: every argument by name, source files read into the spec."""
+    bound = inspect.signature(real).bind(*args, **kwargs).arguments
+    bound.pop("build_directory", None), bound.pop("verbose", None)
+    if bound.get("is_standalone"):
+        raise RuntimeError("cudal1: load(is_standalone=True) builds an executable; the evaluator serves libraries only")
+    if kind == "load":
+        paths = [bound.pop("sources")] if isinstance(bound.get("sources"), str) else list(bound.pop("sources"))
+        bound["files"] = [(Path(p).name, Path(p).read_text()) for p in paths]
+    return {"kind": kind, "args": bound}
+
+
+def _library(spec, folder):
+    """Load a built library as torch does after a build: a Python module, or torch.ops registrations (its path)."""
+    name, python = spec["args"]["name"], spec["args"].get("is_python_module", True)
+    path = str(Path(folder) / f"{name}.so")
+    if not python:
+        torch.ops.load_library(path)
+        return path
+    found = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(found)
+    found.loader.exec_module(mod)
+    return mod
+
+
+def compile_spec(spec, folder):
+    """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does.
+    The folder is held under an flock while it builds: a build of the same spec beside it waits, then finds it built
+    (or failed). torch's own lock in the folder (a file, FileBaton) outlives a build that was killed (a cut run, a
+    build's time limit), and torch waits for it to go away; holding the flock, any such file is a dead build's and
+    is removed (bench/RESULTS.md, "what did the walls' docstrings say was measured")."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "building", "w") as mine:
+        fcntl.flock(mine, fcntl.LOCK_EX)  # released by the kernel when its holder dies
+        if (folder / "failed").exists():
+            raise RuntimeError((folder / "failed").read_text())
+        if not (folder / "built").exists():
+            (folder / "lock").unlink(missing_ok=True)
+            _compile_unlocked(spec, folder)
+
+
+def _compile_unlocked(spec, folder):
+    from torch.utils import cpp_extension as ce
+    args = dict(spec["args"])
+    if spec["kind"] == "load":
+        (folder / "src").mkdir(exist_ok=True)
+        args["sources"] = [str(folder / "src" / n) for n, _ in args.pop("files")]
+        for path, (_, text) in zip(args["sources"], spec["args"]["files"]):
+            Path(path).write_text(text)
+    ce._import_module_from_library = lambda *a: None  # compile only: this process never runs the candidate's code
+    ninja = getattr(ce._run_ninja_build, "__wrapped__", ce._run_ninja_build)
+    ce._run_ninja_build = lambda directory, *a, **k: (_use_pch(Path(directory)), ninja(directory, *a, **k))
+    ce._run_ninja_build.__wrapped__ = ninja
+    try:
+        fn = ce.load if spec["kind"] == "load" else ce.load_inline
+        getattr(fn, "__wrapped__", fn)(build_directory=str(folder), **args)  # torch's own, not serve_builds
+    except Exception as e:  # remembered: the same spec asked again (by its worker, after a prebuild) fails at once
+        (folder / "failed").write_text(f"Error building extension '{spec['args']['name']}': {short(e)}")
+        raise
+    (folder / "built").write_text(json.dumps(spec["args"]["name"]))
+
+
+def _use_pch(folder):
+    """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
+    once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
+    g++ takes the .gch for the header (one it cannot use, it ignores), which more than halves main.cpp's compile
+    (bench/RESULTS.md, ec9fa78). The header itself is copied beside it: g++ looks for a second #include of it
+    (cpp_sources that include it, as many do) in the .gch's folder. The first build to need a .gch compiles it; a
+    build beside it meanwhile has its main.cpp wait for it (flock), while nvcc compiles its CUDA side."""
+    ninja = folder / "build.ninja"
+    text = ninja.read_text() if ninja.exists() else ""
+    cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))
+    if not (cflags and cxx):
+        return
+    from torch.utils.cpp_extension import include_paths
+    header = Path(include_paths()[0]) / "torch" / "extension.h"
+    pch, flags = _pch_dir(cxx.group(1), cflags.group(1))
+    gch, lock_path = pch / "torch" / "extension.h.gch", pch / "lock"
+    text = text.replace(cflags.group(0), f"cflags = -I{shlex.quote(str(pch))} {cflags.group(1)}", 1)
+    if not gch.with_suffix("").exists():  # (a cache made before the copy: it is added)
+        gch.parent.mkdir(parents=True, exist_ok=True)
+        part = gch.with_suffix(f".{os.getpid()}.h")
+        shutil.copy2(header, part)  # its times too: #pragma once takes it for the header it is
+        part.rename(gch.with_suffix(""))
+    if not gch.exists():
+        with open(lock_path, "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # another build is compiling it
+                if not shutil.which("flock"):
+                    return
+                text = text.replace(cxx.group(0), f"cxx = flock -s {shlex.quote(str(lock_path))} {cxx.group(1)}", 1)
+            else:
+                part = gch.with_suffix(f".{os.getpid()}")
+                made = subprocess.run(f"{cxx.group(1)} -x c++-header {flags} {shlex.quote(str(header))} -o {part}",
+                                      shell=True, capture_output=True)
+                if made.returncode or not part.exists():
+                    return part.unlink(missing_ok=True)
+                part.rename(gch)
+    ninja.write_text(text)
+
+
+def _pch_dir(cxx, cflags):
+    """(The build cache's folder for the .gch of this compiler and these flags, the flags less the extension's
+    name, which every build has its own of.)"""
+    flags = re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags)
+    return build_root() / "pch" / hashlib.sha256(f"{cxx}|{flags}".encode()).hexdigest()[:16], flags
+
+
+def serve_builds(worker, local):
+    """Answer load_inline / load in this process (before any candidate code): local (a build process) compiles here,
+    else the worker asks the judge for the build; both then load the library from its spec's folder."""
+    from torch.utils import cpp_extension as ce
+    real = {"load_inline": ce.load_inline, "load": ce.load}
+
+    def served(kind):
+        def call(*args, **kwargs):
+            spec = _build_spec(kind, real[kind], *args, **kwargs)
+            folder = spec_dir(spec, worker.device)
+            if (folder / "failed").exists():
+                raise RuntimeError((folder / "failed").read_text())
+            if not (folder / "built").exists():
+                compile_spec(spec, folder) if local else worker.request_build(spec)
+            lib = _library(spec, folder)
+            worker.exts.append(lib)
+            return lib
+        call.__name__, call.__doc__, call.__wrapped__ = kind, real[kind].__doc__, real[kind]
+        return call
+    ce.load_inline, ce.load = served("load_inline"), served("load")
+
+
+# ---------------------------------------------------------------------------- sandbox: seal, seccomp, Landlock
+
+# capabilities that let a process read another's memory or open its files (ptrace, /proc/PID/mem, fd and
+# map_files, /dev/mem, kernel modules, BPF and perf probes): numbers from linux/capability.h
+CAPS = dict(DAC_READ_SEARCH=2, SYS_MODULE=16, SYS_RAWIO=17, SYS_PTRACE=19, SYS_ADMIN=21, PERFMON=38, BPF=39,
+             CHECKPOINT_RESTORE=40)
+
+
+def seal(secret):
+    """Linux: drop CAPS (bounding set too, so no exec gets them back) and, for a process that holds answers (the
+    judge, the reference's worker), become non-dumpable: then no process of the evaluation, root included, can
+    open its /proc/PID/mem or /proc/PID/fd/* (the shared buffers with the expected outputs). Best effort: a system
+    that refuses leaves the process as it was (a non-root user holds none of these capabilities anyway)."""
+    if sys.platform != "linux":
+        return
+    for key in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"):  # expandable segments share CUDA memory through
+        if "expandable_segments:True" in os.environ.get(key, ""):   # pidfd_getfd, which needs the access dropped here
+            os.environ[key] = os.environ[key].replace("expandable_segments:True", "expandable_segments:False")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if secret:
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    for cap in CAPS.values():
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP = 24 (needs CAP_SETPCAP, which stays)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+    header, sets = Header(0x20080522, 0), (ctypes.c_uint32 * 6)()  # v3: (effective, permitted, inheritable) x 2
+    if libc.capget(ctypes.byref(header), sets) == 0:
+        mask = sum(1 << c for c in CAPS.values())
+        for i in range(6):
+            sets[i] &= ~(mask >> (32 * (i // 3))) & 0xFFFFFFFF
+        libc.capset(ctypes.byref(header), sets)
+
+
+def serve_only(caller):
+    """In the forkserver: fork for the process that started it and no other. Any process can connect to its socket
+    (a file under the temp dir; Python up to 3.13 asks for no key), and what it forks belongs to no evaluation's
+    process group: the fence and the audit would miss it. A request from anyone else is refused, the requester
+    killed, and its process group noted for the judge (refusal)."""
+    import multiprocessing.reduction as reduction
+    recvfds, server = reduction.recvfds, os.getpid()
+
+    def checked(sock, size):  # the forkserver's first call on each request's connection
+        pid = int.from_bytes(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)[:4], sys.byteorder)
+        if pid == caller or os.getpid() != server:  # the processes it forks inherit this: there it is not a request
+            return recvfds(sock, size)
+        try:
+            _refusal_note(os.getpid(), os.getpgid(pid)).touch()
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # gone already
+            pass
+        raise ConnectionAbortedError(errno.ECONNABORTED, "cudal1: fork refused")  # the server's loop skips it
+    reduction.recvfds = checked
+
+
+def _refusal_note(forkserver, pgid):
+    return Path(tempfile.gettempdir(), f"cudal1-refused-{forkserver}-{pgid}")
+
+
+def refusal(pgid):
+    """The verdict if a forkserver of this evaluator (the judge's parent, or another caller's on the machine: the
+    candidate may find either) refused a fork to this process group (and killed the requester), else None."""
+    notes = list(Path(tempfile.gettempdir()).glob(_refusal_note("*", pgid).name))
+    for note in notes:
+        with contextlib.suppress(OSError):
+            note.unlink()  # read once
+    if not notes:
+        return None
+    return Verdict("rejected", "background_process", "the candidate asked the evaluator's forkserver for a process "
+                   "outside its process group: refused, and the process that asked stopped")
+
+
+# per audit arch (x86-64 also through its x32 numbers; i386's int 0x80 numbers, which an x86-64 process can reach
+# too): the syscalls that leave a process group (setsid, setpgid), and those that change another process's
+# scheduling or limits, with the index of their pid argument: setpriority, sched_setparam, sched_setscheduler,
+# sched_setaffinity, ioprio_set, prlimit64, sched_setattr
+_X32 = 0x40000000
+
+_GROUP_EXITS = {0xC000003E: (112, 109, _X32 | 112, _X32 | 109), 0x40000003: (66, 57), 0xC00000B7: (157, 154)}
+
+_OTHERS = {0xC000003E: ((141, 1), (142, 0), (144, 0), (203, 0), (251, 1), (302, 0), (314, 0)),
+           0x40000003: ((97, 1), (154, 0), (156, 0), (241, 0), (289, 1), (340, 0), (351, 0)),
+           0xC00000B7: ((140, 1), (118, 0), (119, 0), (122, 0), (30, 1), (261, 0), (274, 0))}
+
+
+def stay_in_group(group=True):
+    """Seccomp (Linux), for this process and everything it starts: setsid() and setpgid() fail with EPERM, so nothing
+    the candidate starts can leave its process group (the SIGSTOP fence, the audit and the final kill reach all of
+    it); and the scheduling, priority and limits of any process but the caller's own (pid 0) cannot be changed (a
+    candidate would pin the reference's worker to one core). group=False (builds: ninja puts each compiler in a
+    group of its own) denies setsid alone: nothing leaves the session, which stop kills whole. Best effort: without
+    seccomp (or on another arch) nothing changes."""
+    if sys.platform != "linux":
+        return
+    prog = [("ld", 4)]  # A = seccomp_data.arch; then one block per arch, entered when A is that arch
+    for i, (arch, exits) in enumerate(_GROUP_EXITS.items()):
+        prog += [(f"arch{i}",), ("jeq", arch, None, f"arch{i + 1}"), ("ld", 0)]  # A = the syscall's number
+        prog += [("jeq", nr, "deny", None) for nr in (exits if group else exits[::2])]  # (setsid, setpgid) pairs
+        others = _OTHERS[arch] + tuple((_X32 | nr, a) for nr, a in _OTHERS[arch] if arch == 0xC000003E)
+        for j, (nr, arg) in enumerate(others):  # allowed only on pid 0 (the caller): both words of the argument 0
+            prog += [("jeq", nr, None, f"skip{i}.{j}"), ("ld", 16 + 8 * arg), ("jeq", 0, None, "deny"),
+                     ("ld", 20 + 8 * arg), ("jeq", 0, "allow", "deny"), (f"skip{i}.{j}",)]
+        prog.append(("ret", 0x7FFF0000))  # RET_ALLOW
+    prog += [(f"arch{len(_GROUP_EXITS)}",), ("allow",), ("ret", 0x7FFF0000), ("deny",),
+             ("ret", 0x00050000 | errno.EPERM)]  # RET_ERRNO
+    labels, code = {}, []
+    for ins in prog:  # labels are 1-tuples: they name the next instruction
+        if len(ins) == 1:
+            labels[ins[0]] = len(code)
+        else:
+            code.append(ins)
+    jump = lambda i, to: 0 if to is None else labels[to] - i - 1  # None: the next instruction
+
+    class Insn(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Insn))]
+    ops = {"ld": lambda i, k: (0x20, 0, 0, k), "ret": lambda i, k: (0x06, 0, 0, k),  # BPF_LD|W|ABS, BPF_RET|K
+           "jeq": lambda i, k, t, f: (0x15, jump(i, t), jump(i, f), k)}               # BPF_JMP|JEQ|K
+    insns = (Insn * len(code))(*[Insn(*ops[op](i, *args)) for i, (op, *args) in enumerate(code)])
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) == 0:  # PR_SET_NO_NEW_PRIVS, needed to install a filter without CAP_SYS_ADMIN
+        libc.prctl(22, 2, ctypes.byref(Prog(len(code), insns)), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+# Landlock (Linux 5.13+; signal scoping 6.12+): access rights from linux/landlock.h
+_LL_WRITE = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write file, remove, make char/dir/reg/sock/...
+
+_LL_ABI_RIGHTS = {2: 1 << 13, 3: 1 << 14}                           # refer (ABI 2), truncate (ABI 3)
+
+
+def landlock(writable):
+    """Landlock this process and what it starts: files may be written only under `writable`; from ABI 6 on no
+    signal reaches a process outside (the judge, the reference, the caller, other evaluations) and no abstract
+    socket outside can be reached; ptrace of any process outside is refused at every ABI. Returns the ABI (0: none,
+    nothing changed)."""
+    if sys.platform != "linux":
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    if abi < 1:
+        return 0
+    rights = _LL_WRITE | sum(r for v, r in _LL_ABI_RIGHTS.items() if abi >= v)
+
+    class Ruleset(ctypes.Structure):
+        _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+    class Beneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+    attr = Ruleset(rights, 0, 0b11 if abi >= 6 else 0)  # scoped: abstract unix sockets, signals
+    size = ctypes.sizeof(Ruleset) if abi >= 6 else 16 if abi >= 4 else 8
+    fd = libc.syscall(444, ctypes.byref(attr), size, 0)
+    if fd < 0:
+        return 0
+    try:
+        for path in writable:
+            with contextlib.suppress(OSError):
+                dfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                libc.syscall(445, fd, 1, ctypes.byref(Beneath(rights, dfd)), 0)  # LANDLOCK_RULE_PATH_BENEATH
+                os.close(dfd)
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+        return abi if libc.syscall(446, fd, 0) == 0 else 0  # landlock_restrict_self
+    finally:
+        os.close(fd)
+
+
+def group_pids(pgid, field=2):
+    """The live processes of a process group (field 3: of a session), pids as strings, from /proc."""
+    found = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()  # state ppid pgrp session ...
+        except (OSError, ValueError):  # ended meanwhile
+            continue
+        if stat[field] == str(pgid) and stat[0] != "Z":
+            found.append(d)
+    return found
+
+
+def audit_processes(cand_pid):
+    """Processes the candidate started that still run (or a fork it asked of the forkserver) are background work."""
+    refused = refusal(cand_pid)  # a process of its group asked the forkserver for one (the candidate lived on)
+    if refused:
+        raise refused
+    try:
+        kids = [p for t in Path(f"/proc/{cand_pid}/task").glob("*/children") for p in t.read_text().split()]
+    except PermissionError:  # the judge holds no CAP_SYS_PTRACE (seal): the candidate made itself non-dumpable
+        raise Verdict("rejected", "background_process", "the candidate's process hides what it started "
+                      "(it made itself non-dumpable)") from None
+    kids += [p for p in group_pids(cand_pid) if p not in kids and p != str(cand_pid)]  # orphans (stay_in_group)
+    if kids:
+        try:
+            cmd = Path(f"/proc/{kids[0]}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+        except OSError:  # it ended meanwhile
+            cmd = "?"
+        raise Verdict("rejected", "background_process", f"the candidate started {len(kids)} process(es) that are "
+                      f"still running (first: {cmd.strip()!r}); all work must finish inside forward")
+
+
+def stop_group(pgid):
+    """SIGSTOP a worker's group and wait (up to 50 ms) until its worker's threads have stopped: kill() returns before
+    a thread running on another core has, and the judge is about to write that side's inputs."""
+    signal_group(pgid, signal.SIGSTOP)
+    _wait_stopped(lambda: [t / "stat" for t in Path(f"/proc/{pgid}/task").iterdir()])
+
+
+def signal_group(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:  # that worker is gone; its own next answer says how
+        pass
+
+
+def confine_worker(logdir, role, nice=0):
+    """A worker or build process, before anything else runs in it: a process group (a build: a session) of its own,
+    sealed, kept in its group by seccomp, its output into a capped log file; a build also under Landlock, writing
+    only the build cache and a temp folder of its own."""
+    build = role.startswith("build")
+    if nice:
+        os.nice(nice)
+    os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
+    seal(secret=role == "reference")
+    stay_in_group(group=not build)
+    fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+    if build:  # a build runs the candidate's module (prebuild) and compilers: it writes builds and its own temp files
+        own = Path(logdir, f"{role}-tmp")  # (the compilers' too: TMPDIR), not the machine's temp dir
+        own.mkdir(exist_ok=True)
+        os.environ["TMPDIR"], tempfile.tempdir = str(own), None
+        build_root().mkdir(parents=True, exist_ok=True)
+        landlock([str(own), "/dev", str(build_root())])
+
+
+def confine(logdir):
+    """The candidate's worker, before its code first runs: writes only under a temp folder of its own (under logdir)
+    and /dev; from Landlock ABI 6 on, no signal or abstract socket outside."""
+    own = Path(logdir, "tmp")  # not the machine's temp dir: a checkout (tasks, this file) may live there
+    own.mkdir()
+    os.environ.update(TMPDIR=str(own), TRITON_CACHE_DIR=str(own / "triton"),  # compile caches start cold:
+                      TORCHINDUCTOR_CACHE_DIR=str(own / "inductor"))  # a shared one could be poisoned
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+    landlock([str(own), "/dev"])
+
+
+# ---------------------------------------------------------------------------- processes: start, stop, turns, pins
+
+class Terminated(KeyboardInterrupt):
+    """A SIGTERM that came while evaluate_many ran (see sigterm_as_interrupt)."""
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """While evaluate_many runs in a program that leaves SIGTERM (what `timeout` and batch schedulers send) to its
+    default, a SIGTERM is raised as Terminated: the builds, in sessions of their own (and stopped while a clock
+    runs), are killed before the process ends by the SIGTERM (by default they outlive it, stopped). A program's own
+    SIGTERM handler is left be."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminated(signum, frame):
+        raise Terminated
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+class Turns:
+    """One device's evaluations in flight (evaluate_many): the trusted part of their set-up (processes, CUDA contexts,
+    the harness, the reference side) runs side by side; candidate code runs in one of them at a time (its turn, from
+    the candidate's set-up to its end); the clock (profile, timed rounds, the processes' end) has the device to
+    itself. An evaluation's thread holds some of: "device" (shared by all but the clock), "turn", "clock"."""
+
+    def __init__(self, builds=None):
+        self.cv, self.turn, self.builds = threading.Condition(), threading.Lock(), builds  # builds: BuildPause
+        self.sharing, self.clock, self.waiting = 0, False, 0
+
+    def share(self, held):
+        with self.cv:  # a clock asked for goes first: no new sharer meanwhile
+            self.cv.wait_for(lambda: not self.clock and not self.waiting)
+            self.sharing += 1
+        held.add("device")
+
+    def unshare(self, held):
+        with self.cv:
+            self.sharing -= 1
+            self.cv.notify_all()
+        held.discard("device")
+
+    def take(self, what, held):
+        """what: "go" (the turn: candidate code may run) or "clock" (the device alone; held once, until leave)."""
+        if "clock" in held:
+            return
+        self.unshare(held)
+        if what == "go":
+            self.turn.acquire()
+            held.add("turn")
+            self.share(held)
+            return
+        with self.cv:
+            self.waiting += 1
+            self.cv.wait_for(lambda: not self.clock and not self.sharing)
+            self.waiting, self.clock = self.waiting - 1, True
+        held.add("clock")
+        if self.builds:
+            self.builds.clock(True)
+
+    def leave(self, held):
+        if "device" in held:
+            self.unshare(held)
+        if "clock" in held:
+            if self.builds:
+                self.builds.clock(False)
+            with self.cv:
+                self.clock = False
+                self.cv.notify_all()
+        if "turn" in held:
+            self.turn.release()
+        held.clear()
+
+
+class BuildPause:
+    """The build processes running beside evaluations (evaluate_many's overlap): stopped, every process of their
+    sessions (ninja puts its compilers in groups of their own), while any device's clock runs, and continued once
+    none does: niced compilers on cores of their own still move the wider clocks of the timed rounds beside them
+    (bench/RESULTS.md on the clock)."""
+
+    def __init__(self):
+        self.lock, self.clocks, self.pids = threading.Lock(), 0, set()
+        self.stopped, self.since = 0.0, 0.0  # seconds the builds were stopped for, and since when they are
+
+    def stopped_s(self):
+        """Seconds the builds have been stopped for so far: a build's time limit counts only its time running."""
+        with self.lock:
+            return self.stopped + (time.monotonic() - self.since if self.clocks else 0.0)
+
+    def started(self, pid):
+        with self.lock:
+            self.pids.add(pid)
+            if self.clocks:
+                signal_session(pid, signal.SIGSTOP)
+
+    def ended(self, pid):
+        with self.lock:
+            self.pids.discard(pid)
+
+    def clock(self, on):
+        """A clock starts (on) or ends somewhere: the first to start stops the builds, the last to end goes on."""
+        with self.lock:
+            self.clocks += 1 if on else -1
+            if self.clocks == int(on):
+                self.since, self.stopped = (time.monotonic(), self.stopped) if on else \
+                    (self.since, self.stopped + time.monotonic() - self.since)
+                for pid in self.pids:
+                    signal_session(pid, signal.SIGSTOP if on else signal.SIGCONT)
+
+
+def signal_session(sid, sig):
+    """Signal every process of a session and its leader (which may not have called setsid yet), SIGSTOP and SIGKILL
+    three times over (for a process forked while a pass ran); after SIGSTOP, wait until they have stopped or sleep
+    uninterruptibly (D: in the kernel, on disk I/O mostly, off the cores; they stop on their way out of it)."""
+    for _ in range(1 if sig == signal.SIGCONT else 3):
+        pids = {str(sid), *group_pids(sid, field=3)}
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), sig)
+    if sig == signal.SIGSTOP:
+        _wait_stopped(lambda: [f"/proc/{p}/stat" for p in pids], settled="tTXZD")
+
+
+def _wait_stopped(stat_files, settled="tTXZ"):
+    """Wait (up to 50 ms) until the processes or threads of these /proc stat files have stopped or ended (their states
+    in settled): kill() returns before one running on another core has."""
+    deadline = _perf() + 0.05
+    while _perf() < deadline:
+        try:
+            if all(_state(f) in settled for f in stat_files()):
+                return
+        except OSError:  # gone: its next answer says how
+            return
+
+
+def _state(stat):
+    """The state letter in a /proc stat file ("X" once its process or thread is gone)."""
+    try:
+        return Path(stat).read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "X"
+
+
+_CTX, _CTX_PID = None, None
+
+ENV_KEYS = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME", "CXX", "CC")
+
+
+def context():
+    """A forkserver that has imported torch (but never touched CUDA): new processes start in ~0.1 s, not seconds."""
+    global _CTX, _CTX_PID
+    if _CTX is not None and _CTX_PID != os.getpid():  # its forkserver forks for the process that started it only
+        raise RuntimeError("cudal1's evaluator runs in a forked copy of the process that started its forkserver: "
+                           "evaluate from that process, or from a fresh one")
+    if _CTX is None:
+        _CTX_PID = os.getpid()
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # one side's idle OpenMP threads must not spin
+        _CTX = mp.get_context("forkserver")
+        # torch._dynamo is preloaded: each process would import it again (seconds); children still get CUDA after
+        # it. Never torch.utils.cpp_extension here: it queries CUDA, which forks cannot inherit.
+        _CTX.set_forkserver_preload(["torch", "torch.multiprocessing", "torch._dynamo", "evaluator"])
+        # the forkserver forks anything asked of it through its socket, also by a candidate: it drops CAPS too
+        # (when it imports evaluator), so that no process it makes can read the judge's memory. Python 3.11's
+        # forkserver ignores the caller's sys.path: PYTHONPATH lets it find evaluator from any working directory.
+        path, here = os.environ.get("PYTHONPATH"), str(Path(__file__).resolve().parent)
+        os.environ.update(CUDAL1_FORKSERVER=str(os.getpid()), PYTHONPATH=os.pathsep.join(filter(None, [here, path])))
+        try:
+            import multiprocessing.forkserver
+            multiprocessing.forkserver.ensure_running()
+        finally:
+            del os.environ["CUDAL1_FORKSERVER"]
+            if path is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = path
+    return _CTX
+
+
+_START = threading.Lock()
+
+
+def start(procs):
+    """Start processes. Children re-import the caller's main script; from stdin or a notebook there is none."""
+    with _START:
+        _start_unlocked(procs)
+
+
+def _start_unlocked(procs):
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    fake = path is not None and not os.path.isfile(path)
+    if fake:
+        del main.__file__
+    try:
+        for p in procs:
+            p.start()
+    finally:
+        if fake:
+            main.__file__ = path
+
+
+def child_env(**extra):
+    # TORCHINDUCTOR_COMPILE_THREADS=1: torch.compile in a process the candidate starts compiles in-process too
+    return {"TORCHINDUCTOR_COMPILE_THREADS": "1", **{k: os.environ[k] for k in ENV_KEYS if k in os.environ}, **extra}
+
+
+def ended(pgid, timeout=5.0):
+    """Has every process of the group ended (its memory and files let go: zombies are) within the timeout?"""
+    deadline = time.monotonic() + timeout
+    while group_pids(pgid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def stop(procs, session=False):
+    for p in procs:
+        if p.pid is not None:
+            signal_group(p.pid, signal.SIGKILL)  # the worker and any process it started (builds, strays)
+            if session:  # a build's processes in groups of their own (ninja's compilers)
+                signal_session(p.pid, signal.SIGKILL)
+        if p.is_alive():
+            p.kill()
+    for p in procs:
+        p.join(5)
+
+
+def pin(pids):
+    """Options.pin_cpus: every thread of the workers (pids) onto one CPU, which they take in turns (the other side is
+    stopped during a call), and the judge's thread onto a second; the pair is the first free one (a lock file per
+    pair: evaluations timed at once on other GPUs take others). Returns what unpin needs, or None (none free)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    for a, b in zip(cpus[::2], cpus[1::2]):
+        lock = open(Path(tempfile.gettempdir()) / f"cudal1-cpus-{a}-{b}.lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        before = {0: os.sched_getaffinity(0)}
+        os.sched_setaffinity(0, {b})
+        for tid in (int(t.name) for pid in pids for t in Path(f"/proc/{pid}/task").iterdir()):
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                before[tid] = os.sched_getaffinity(tid)
+                os.sched_setaffinity(tid, {a})
+        return lock, before
+    return None
+
+
+def unpin(pins):
+    if pins:
+        lock, before = pins
+        for tid, cpus in before.items():
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(tid, cpus)
+        lock.close()  # the pair is free again
+
+
+_TEMP_DIRS = set()  # the evaluator's temp folders (logs, the workers' TMPDIR) that exist now
+
+
+def temp_dir(prefix):
+    """A new temp folder that outlives no evaluation: removed by its finally, or at exit when a Ctrl-C ended the
+    process before that ran (evaluate_many's threads, stopped half-way)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _TEMP_DIRS.add(path)
+    return path
+
+
+def remove_temp_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+    if not os.path.exists(path):  # (a process that still writes there can keep it: at exit it is tried again)
+        _TEMP_DIRS.discard(path)
+
+
+@atexit.register
+def _remove_temp_dirs():
+    for path in list(_TEMP_DIRS):
+        remove_temp_dir(path)
+
+
+class Remote:
+    """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict; build requests
+    in between are passed to `builds` (the caller runs them outside the sandbox) and their time is not the call's."""
+
+    def __init__(self, conn, role, timeout, builds):
+        self.conn, self.role, self.timeout, self.builds, self.pid = conn, role, timeout, builds, None
+
+    def send(self, *msg):
+        try:
+            self.conn.send(msg)
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            raise self._fail("runtime_error", "crash", f"the {self.role} process died before '{msg[0]}'") from None
+        self.last = msg[0]
+
+    def reply(self, timeout=None):
+        t = timeout or self.timeout
+        while True:
+            if not self.conn.poll(t):
+                raise self._fail("timeout", "timeout", f"no answer within {t:.0f} s to '{self.last}'")
+            try:
+                ans = self.conn.recv()
+            except (EOFError, ConnectionResetError, OSError):
+                raise self._fail("runtime_error", "crash", f"the {self.role} process died during '{self.last}'") \
+                    from None
+            if ans[0] != "build":
+                break
+            self.conn.send(self.builds(ans[1]))
+        if ans[0] != "ok":
+            raise self._fail(*ans[1:])
+        return ans[1]
+
+    def __call__(self, *msg, timeout=None):
+        self.send(*msg)
+        return self.reply(timeout)
+
+    def _fail(self, status, check, reason):
+        if self.role == "reference":  # never blame the candidate for the reference's failure
+            return Verdict("runtime_error", "reference", f"the reference failed ({status}/{check}): {reason}")
+        refused = check == "crash" and self.pid and refusal(self.pid)
+        if refused:
+            return refused
+        return Verdict(status, check, reason)
+
+
+def quiet_broken_pipes(kind, value, tb):
+    """sys.excepthook for the judge: a worker killed while taking shared tensors breaks the connection of the thread
+    that hands them over (multiprocessing's resource_sharer, which prints through this hook); that is the worker's
+    verdict, not a harness error."""
+    if not issubclass(kind, (BrokenPipeError, ConnectionResetError)):
+        sys.__excepthook__(kind, value, tb)
+
+
+# ---------------------------------------------------------------------------- guards: watches, flags, the L2, the hold
+
+def watched(harness, worker):
+    """name -> (object, whether added attributes count too) for the namespaces a candidate must leave alone
+    (harness: evaluator's module, worker: its Worker class)."""
+    return {"torch": (torch, False), "torch.nn.functional": (torch.nn.functional, False), "torch._C": (torch._C, False),
+            "torch.cuda": (torch.cuda, False), "time": (time, False), "torch.Tensor": (torch.Tensor, True),
+            "torch.nn.Module": (torch.nn.Module, True), "harness": (harness, False),
+            "fences": (sys.modules[__name__], False),
+            "Worker": (worker, True), "builtins": (builtins, False), "Connection": (_mpc.Connection, True),
+            "_ConnectionBase": (_mpc._ConnectionBase, True),  # the worker's replies travel through these
+            **({"torch._C._CudaEventBase": (_Event, True)} if _Event else {})}
+
+
+def attr_ids(namespaces):
+    """{name: (the ids of its attributes, strict)} for watched()'s namespaces, the baseline patched() compares with."""
+    return {name: ({k: id(v) for k, v in list(vars(obj).items())}, strict)
+            for name, (obj, strict) in namespaces.items()}
+
+
+def patched(before, namespaces):
+    """Watched attributes replaced, deleted, or (on classes) callables added since `before`. A replacement defined in
+    torch's own files is torch patching itself (torch.compile wraps nn.Module.__init__, dynamo torch.manual_seed)."""
+    bad = []
+    for name, (obj, strict) in namespaces.items():
+        ids, now = before[name][0], dict(vars(obj))
+        for k, v in now.items():
+            if ((k in ids and ids[k] != id(v)) or (strict and k not in ids and callable(v))) and not torch_own(v):
+                bad.append(f"{name}.{k}")
+        bad += [f"{name}.{k}" for k in ids.keys() - now.keys()]
+    return bad
+
+
+_TORCH_CODE, _TORCH_MODS = {}, set()  # id -> code object of torch's functions before any candidate code; modules seen
+
+
+def torch_code():
+    """Record the code objects of torch's loaded modules (their functions, classes' methods, nested code). A later
+    replacement counts as torch patching itself only if its code is one of these: a file name proves nothing
+    (compile() sets any), an object that existed before the candidate does."""
+    def codes(v):  # exact types only: isinstance would read __class__, which some lazy objects warn about
+        v = v.__func__ if type(v) in (staticmethod, classmethod) else v
+        fns = (v.fget, v.fset, v.fdel) if type(v) is property else (v,)
+        return [f.__code__ for f in fns if type(f) is types.FunctionType]
+    todo = []
+    for name, mod in list(sys.modules.items()):
+        if name.split(".")[0] == "torch" and type(mod) is types.ModuleType and name not in _TORCH_MODS:
+            _TORCH_MODS.add(name)
+            for v in list(vars(mod).values()):
+                todo += [c for a in list(vars(v).values()) for c in codes(a)] if issubclass(type(v), type) else codes(v)
+    while todo:
+        c = todo.pop()
+        if isinstance(c, types.CodeType) and id(c) not in _TORCH_CODE:
+            _TORCH_CODE[id(c)] = c  # held: ids stay unique
+            todo += c.co_consts
+
+
+def unchanged(d, before, _is=operator.is_):
+    """Does namespace d hold exactly the key and value objects of before, in its order? (By identity: no __hash__
+    or __eq__ of theirs runs.)"""
+    return len(d) == len(before) and all(map(_is, d, before)) and all(map(_is, d.values(), before.values()))
+
+
+def torch_own(v):
+    """Is v a function whose code torch had before the candidate ran (torch patching itself)?"""
+    v = getattr(v, "__func__", v) if isinstance(v, (types.MethodType, staticmethod, classmethod)) else v
+    code = v.__code__ if isinstance(v, types.FunctionType) else None
+    return code is not None and _TORCH_CODE.get(id(code)) is code
+
+
+_CUDART = []  # the CUDA runtime torch loaded, found once (before any candidate code runs in the worker)
+
+
+def cudart():
+    """ctypes handle on the libcudart this process mapped (for the L2 calls torch does not expose), or None."""
+    if not _CUDART:
+        maps = Path("/proc/self/maps").read_text().splitlines() if sys.platform == "linux" else []
+        paths = [ln.split()[-1] for ln in maps if "libcudart" in ln]
+        _CUDART.append(ctypes.CDLL(paths[0]) if paths and torch.cuda.is_initialized() else None)
+    return _CUDART[0]
+
+
+def _persisting_l2():
+    """Bytes of L2 set aside for persisting accesses (cudaLimitPersistingL2CacheSize): a carve-out survives the
+    flush before every timed call, so a candidate that sets one is changing a global setting."""
+    size, rt = ctypes.c_size_t(), cudart()
+    if rt is None or rt.cudaDeviceGetLimit(ctypes.byref(size), 0x06) != 0:  # 0x06: cudaLimitPersistingL2CacheSize
+        raise RuntimeError("no CUDA runtime in this process")
+    return size.value
+
+
+def flush_l2(buf):
+    """Before every timed call on CUDA: ~1 ms of writes over buf, a buffer of twice the L2 (the GPU's clocks come up
+    from idle, and the L2 holds none of the inputs), then a synchronize."""
+    rt = cudart()
+    if rt is not None:  # lines a candidate marked persisting become normal ones
+        rt.cudaCtxResetPersistingL2Cache()
+    for _ in range(max(1, (4 << 30) // (4 * buf.numel()))):  # ~4 GB written
+        buf.zero_()
+    _cuda_sync()
+
+
+HOLD_NS = 500_000  # the hold before every timed call on CUDA: longer than most forwards take to launch
+
+
+def _hold_kernel(ns, seen):  # every thread spins on the GPU's clock for ns (made a Triton kernel by gpu_hold); first,
+    # each block's thread 0 writes 1 into its int32 of host memory at address seen, made visible to the CPU (membar.sys)
+    up = tl.inline_asm_elementwise(
+        "{ .reg .pred p; .reg .u32 t; .reg .u64 a; mov.u32 t, %tid.x; setp.eq.u32 p, t, 0; mov.u32 t, %ctaid.x; "
+        "mad.wide.u32 a, t, 4, $1; @p st.volatile.global.u32 [a], 1; @p membar.sys; mov.u32 $0, 0; }",
+        "=r,l", [seen], dtype=tl.int32, is_pure=False, pack=1)
+    t0 = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1) + up
+    t = t0
+    while t - t0 < ns:
+        t = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+def gpu_hold(device):
+    """fn(ns) that queues, on the current stream, a kernel holding every SM (two blocks of 1024 threads each: all
+    thread slots) for ns, and returns once its last block runs (spinning on host memory the kernel writes; at most
+    5 ms); None without Triton or if it fails here.
+
+    Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process,
+    and, the SMs being full, no kernel the candidate puts on another stream can run during it (a stream-local sleep
+    would let an unjoined fork do its work for free). Forward starts only once the hold is on the SMs: queued
+    earlier, a side stream's kernel can run before it (bench/RESULTS.md, "what did the walls' docstrings say was
+    measured")."""
+    try:
+        import triton
+        globals()["tl"] = importlib.import_module("triton.language")  # the name _hold_kernel's body uses
+        kernel = triton.jit(_hold_kernel)
+        grid = (2 * torch.cuda.get_device_properties(device).multi_processor_count,)
+        seen = torch.zeros(grid, dtype=torch.int32, pin_memory=True).numpy()  # pinned: the GPU writes it directly
+        sink = torch.zeros(grid, dtype=torch.int32, device=device)  # where the writes go if it cannot
+        rt, on_gpu = cudart(), ctypes.c_void_p()  # seen's address on the device
+        waits = rt is not None and rt.cudaHostGetDevicePointer(
+            ctypes.byref(on_gpu), ctypes.c_void_p(seen.ctypes.data), 0) == 0 and bool(on_gpu.value)
+        if rt is not None and not waits:
+            rt.cudaGetLastError()  # clear the failed call's error, which torch's next launch check would raise
+        at = on_gpu.value if waits else sink.data_ptr()
+
+        def hold(ns):
+            seen[-1] = 0
+            kernel[grid](ns, at, num_warps=32)
+            t = _perf()
+            while waits and not seen[-1] and _perf() - t < 5e-3:
+                pass
+        hold.buffers = seen, sink  # alive as long as the hold: the kernel writes into one of them
+        hold(HOLD_NS)  # compiles for these arguments (Triton specialises ints); cached on disk after the first process
+        _cuda_sync()
+        waits = waits and bool(seen[-1])  # the kernel's write never arrived here: hold without waiting for it
+        return hold
+    except Exception:  # no Triton, or it cannot build here: timed calls start from an idle GPU, launch included
+        return None
+
+
+def global_flags():
+    """Global settings that change numerics or speed; a candidate must not touch them."""
+    b = torch.backends
+    getters = {
+        "cuda.matmul.allow_tf32": lambda: b.cuda.matmul.allow_tf32, "cudnn.allow_tf32": lambda: b.cudnn.allow_tf32,
+        "cudnn.benchmark": lambda: b.cudnn.benchmark, "cudnn.deterministic": lambda: b.cudnn.deterministic,
+        "cudnn.enabled": lambda: b.cudnn.enabled, "mkldnn.enabled": lambda: b.mkldnn.enabled,
+        "fp16_reduced_precision": lambda: b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "bf16_reduced_precision": lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "float32_matmul_precision": torch.get_float32_matmul_precision, "num_threads": torch.get_num_threads,
+        "default_dtype": torch.get_default_dtype,
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled, "persisting_l2": _persisting_l2,
+    }
+    out = {}
+    for k, get in getters.items():
+        try:
+            out[k] = str(get())
+        except (AttributeError, RuntimeError) as e:  # a flag this torch build does not have
+            out[k] = f"n/a ({type(e).__name__})"
+    return out

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import evaluator as E
+import fences
 
 ROOT = Path(__file__).resolve().parent.parent
 RELU = (ROOT / "tasks/cpu/relu.py").read_text()
@@ -122,7 +123,7 @@ def test_evaluate_many_evaluates_a_task_s_candidates_against_one_reference_worke
 
 def test_a_build_leaves_no_temp_folder(tmp_path, monkeypatch):
     """The build processes' log folder (cudal1-build-*) goes when they have ended, here after a failed build."""
-    E._context()  # the forkserver first: its socket's folder stays in the machine's temp dir
+    fences.context()  # the forkserver first: its socket's folder stays in the machine's temp dir
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     failed = E.build_all(["from torch.utils.cpp_extension import load_inline\nraise ImportError('no compiler')\n"],
                          "cpu", progress=False)
@@ -224,13 +225,13 @@ def test_evaluate_many_with_overlap_evaluates_what_needs_no_build_while_builds_r
     build's processes were stopped during the clocks."""
     fresh = (ROOT / "tests/corpus/failures/build_error.py").read_text().replace(
         "// `src` is never declared", f"// {time.time_ns()}")
-    order, phases, seen, clock = [], {}, [], E._BuildPause.clock
+    order, phases, seen, clock = [], {}, [], fences.BuildPause.clock
 
     def noted(self, on):  # the build's processes as each clock starts: all stopped
         clock(self, on)
-        seen.extend(E._state(f"/proc/{p}/stat") for sid in self.pids if on
-                    for p in {str(sid), *E._group(sid, field=3)})
-    monkeypatch.setattr(E._BuildPause, "clock", noted)
+        seen.extend(fences._state(f"/proc/{p}/stat") for sid in self.pids if on
+                    for p in {str(sid), *fences.group_pids(sid, field=3)})
+    monkeypatch.setattr(fences.BuildPause, "clock", noted)
     res = E.evaluate_many([(RELU, fresh), (RELU, HONEST), (RELU, SAME)], "cpu", progress=False, phases=phases,
                           overlap=True, on_result=lambda i, r: order.append(i), **FAST)
     assert [r.status for r in res] == ["compile_error", "ok", "ok"] and res[0].check == "build"
@@ -241,7 +242,7 @@ def test_evaluate_many_with_overlap_evaluates_what_needs_no_build_while_builds_r
 
 
 def test_build_pause_stops_every_process_of_a_build_while_any_clock_runs():
-    """_BuildPause: a build's session (its leader and a child in a group of its own, as ninja starts compilers)
+    """fences.BuildPause: a build's session (its leader and a child in a group of its own, as ninja starts compilers)
     has stopped by the time the first clock starts, stays stopped until the last one ends, then goes on; a build
     that starts during a clock is stopped at once."""
     code = ("import os, subprocess, time; os.setsid(); subprocess.Popen(['sleep', '60'], process_group=0); "
@@ -249,11 +250,11 @@ def test_build_pause_stops_every_process_of_a_build_while_any_clock_runs():
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
     try:
         deadline = time.time() + 30
-        while time.time() < deadline and not all(len(E._group(p.pid, field=3)) == 2 for p in procs):
+        while time.time() < deadline and not all(len(fences.group_pids(p.pid, field=3)) == 2 for p in procs):
             time.sleep(0.05)
-        tree = lambda p: [E._state(f"/proc/{q}/stat") for q in E._group(p.pid, field=3)]  # noqa: E731
+        tree = lambda p: [fences._state(f"/proc/{q}/stat") for q in fences.group_pids(p.pid, field=3)]  # noqa: E731
         wait = lambda p, want: any(set(tree(p)) == {want} or time.sleep(0.05) for _ in range(100))  # noqa: E731
-        pause = E._BuildPause()
+        pause = fences.BuildPause()
         pause.started(procs[0].pid)
         assert len(tree(procs[0])) == 2 and wait(procs[0], "S")
         pause.clock(True), pause.clock(True)
@@ -270,16 +271,16 @@ def test_build_pause_stops_every_process_of_a_build_while_any_clock_runs():
         pause.clock(False)
     finally:
         for p in procs:
-            for q in E._group(p.pid, field=3):
+            for q in fences.group_pids(p.pid, field=3):
                 os.kill(int(q), signal.SIGKILL)
             p.wait()
 
 
 def test_a_build_time_limit_counts_only_the_time_the_build_ran():
-    """A build process stopped by _BuildPause (a clock beside it) for longer than its limit is not a timeout: the
+    """A build process stopped by fences.BuildPause (a clock beside it) for longer than its limit is not a timeout: the
     limit counts its time running (1.5 s of CPU here against 6 s), not its wall time (~10 s)."""
     src = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.5:\n    pass\n"
-    pause = E._BuildPause()
+    pause = fences.BuildPause()
 
     def clock():  # once the build has started: a clock for 8 s
         deadline = time.time() + 30
@@ -289,16 +290,17 @@ def test_a_build_time_limit_counts_only_the_time_the_build_ran():
     t = threading.Thread(target=clock)
     t.start()
     t0 = time.time()
-    failed = E._run_builds({"a": ("prebuild", src, E._env(), None)}, "cpu", 1, 6.0, progress=False, pause=pause)
+    failed = E._run_builds({"a": ("prebuild", src, fences.child_env(), None)}, "cpu", 1, 6.0, progress=False,
+                           pause=pause)
     t.join()
     assert time.time() - t0 > 8 and failed == {}, failed
     assert 8 <= pause.stopped_s() < 9
 
 
 def test_turns_give_the_clock_only_to_a_device_nobody_shares():
-    """_Turns: candidate code in one evaluation at a time; the clock waits for the trusted set-up beside it to reach
+    """fences.Turns: candidate code in one evaluation at a time; the clock waits for the trusted set-up beside it to reach
     its turn, and while the clock runs no other evaluation starts or runs anything on the device."""
-    t, a, b, c = E._Turns(), set(), set(), set()
+    t, a, b, c = fences.Turns(), set(), set(), set()
     t.share(a)
     t.take("go", a)  # A runs candidate code
     t.share(b)  # B sets up its trusted part beside it
@@ -321,15 +323,16 @@ def test_evaluate_many_in_flight_sets_up_the_next_evaluation_while_one_runs(monk
     device's turns, candidate code ran in one evaluation at a time, and no evaluation used the device during
     another's clock (a session's end included)."""
     log, lock = [], threading.Lock()
-    take, share, unshare, leave = E._Turns.take, E._Turns.share, E._Turns.unshare, E._Turns.leave
+    take, share, unshare, leave = fences.Turns.take, fences.Turns.share, fences.Turns.unshare, fences.Turns.leave
 
     def note(what):
         with lock:
             log.append((time.monotonic(), threading.current_thread().name, what))
-    monkeypatch.setattr(E._Turns, "take", lambda self, what, held: (take(self, what, held), note(what)))
-    monkeypatch.setattr(E._Turns, "share", lambda self, held: (share(self, held), note("device")))
-    monkeypatch.setattr(E._Turns, "unshare", lambda self, held: (note("-device"), unshare(self, held)))
-    monkeypatch.setattr(E._Turns, "leave", lambda self, held: (note("-" + "-".join(sorted(held))), leave(self, held)))
+    monkeypatch.setattr(fences.Turns, "take", lambda self, what, held: (take(self, what, held), note(what)))
+    monkeypatch.setattr(fences.Turns, "share", lambda self, held: (share(self, held), note("device")))
+    monkeypatch.setattr(fences.Turns, "unshare", lambda self, held: (note("-device"), unshare(self, held)))
+    monkeypatch.setattr(fences.Turns, "leave",
+                        lambda self, held: (note("-" + "-".join(sorted(held))), leave(self, held)))
     wrong = HONEST.replace("x.clamp_min(0.0)", "x.clamp_min(0.0) + 1.0")
     pairs = [(RELU, HONEST), (RELU, wrong), (RELU, SAME), (RELU, HONEST)]
     phases = {}
@@ -690,7 +693,7 @@ def test_a_sigterm_kills_the_builds_then_ends_the_process_as_a_sigterm(tmp_path)
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on_the_next_then_back():
-    """Options.pin_cpus (on by default on CUDA, for the CV misses at da23197): _pin moves every thread of both workers
+    """Options.pin_cpus (on by default on CUDA, for the CV misses at da23197): fences.pin moves every thread of both workers
     onto the first free CPU pair's first CPU and the caller's thread onto its second; a second evaluation timed
     meanwhile does not get the same pair; _unpin puts every thread back as it was and frees the pair."""
     code = "import threading, time; [threading.Thread(target=time.sleep, args=(60,)).start() for _ in range(2)]; " \
@@ -703,19 +706,19 @@ def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on
         assert len(tids) == 6
         mine, theirs = cpus(0), {t: cpus(t) for t in tids}
         a, b = sorted(mine)[:2]
-        pins = E._pin([p.pid for p in procs])
+        pins = fences.pin([p.pid for p in procs])
         assert pins and all(cpus(t) == {a} for t in tids) and cpus(0) == {b}
         if len(mine) < 4:
-            assert E._pin([procs[0].pid]) is None  # the only pair is taken
+            assert fences.pin([procs[0].pid]) is None  # the only pair is taken
         else:
-            other = E._pin([procs[0].pid])
+            other = fences.pin([procs[0].pid])
             assert other and cpus(0) not in ({a}, {b})
-            E._unpin(other)
-        E._unpin(pins)
+            fences.unpin(other)
+        fences.unpin(pins)
         assert cpus(0) == mine and {t: cpus(t) for t in tids} == theirs
-        again = E._pin([procs[1].pid])
+        again = fences.pin([procs[1].pid])
         assert again and cpus(0) == {b}  # the pair is free again
-        E._unpin(again)
+        fences.unpin(again)
     finally:
         for p in procs:
             p.kill()
@@ -730,13 +733,13 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
     import torch.utils.cpp_extension as ce
     for name in ("_import_module_from_library", "_run_ninja_build"):  # _compile patches them; put them back after
         monkeypatch.setattr(ce, name, getattr(ce, name))
-    root = E._build_root()
+    root = fences.build_root()
     spec = {"kind": "load_inline", "args": {"name": "pch_a", "cpp_sources": "int f(int x) { return x + 1; }",
                                             "functions": ["f"], "extra_cflags": ["-O3"]}}  # the corpus's flags
-    E._compile(spec, tmp_path / "a")
+    fences.compile_spec(spec, tmp_path / "a")
     cflags = re.search(r"^cflags = (.*)$", (tmp_path / "a/build.ninja").read_text(), re.M).group(1)
     cxx = re.search(r"^cxx = (.*)$", (tmp_path / "a/build.ninja").read_text(), re.M).group(1)
-    gch = E._pch_dir(cxx, cflags.split(" ", 1)[1])[0] / "torch" / "extension.h.gch"
+    gch = fences._pch_dir(cxx, cflags.split(" ", 1)[1])[0] / "torch" / "extension.h.gch"
     assert gch.exists() and gch.parent.parent.parent == root / "pch"
     assert cflags.startswith(f"-I{gch.parent.parent} ")
     seen = subprocess.run(f"c++ -H -fsyntax-only {cflags} main.cpp", shell=True, cwd=tmp_path / "a",
@@ -760,7 +763,7 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
             monkeypatch.setenv("CUDAL1_BUILD_DIR", str(tmp_path))  # (an empty .gch stays out of the session's)
             monkeypatch.setattr(subprocess, "run", lambda cmd, **k: Path(cmd.split(" -o ")[-1]).write_text("")
                                 or subprocess.CompletedProcess(cmd, 0))
-        E._use_pch(tmp_path / folder)
+        fences._use_pch(tmp_path / folder)
     flags = [re.search(r"^cflags = -I(\S+) ", (tmp_path / f / "build.ninja").read_text(), re.M) for f in "bc"]
     assert flags[0].group(1) == str(gch.parent.parent) != flags[1].group(1)
     assert len(list(tmp_path.glob("pch/*/torch/extension.h.gch"))) == 1  # c's, beside b's in the session's cache
@@ -768,12 +771,12 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
     # flags whose .gch another build is compiling (it holds the lock): main.cpp's compiler waits until it is done
     (tmp_path / "d").mkdir()
     (tmp_path / "d/build.ninja").write_text(plain.replace("-O2", "-O3"))
-    pch = E._pch_dir("c++", re.search(r"^cflags = (.*)$", plain.replace("-O2", "-O3"), re.M).group(1))[0]
+    pch = fences._pch_dir("c++", re.search(r"^cflags = (.*)$", plain.replace("-O2", "-O3"), re.M).group(1))[0]
     assert pch.parent == tmp_path / "pch" and pch.name not in [f.group(1).split("/")[-1] for f in flags]
     (pch / "torch").mkdir(parents=True)
     with open(pch / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        E._use_pch(tmp_path / "d")
+        fences._use_pch(tmp_path / "d")
         cxx = re.search(r"^cxx = (.*)$", (tmp_path / "d/build.ninja").read_text(), re.M).group(1)
         assert cxx.startswith("flock -s ") and f"-I{pch} " in (tmp_path / "d/build.ninja").read_text()
         waiting = subprocess.Popen(f"{cxx} --version", shell=True, stdout=subprocess.DEVNULL)
@@ -789,7 +792,7 @@ def test_a_build_killed_mid_way_does_not_hold_up_the_next_build_of_its_spec(tmp_
     script = f"""
 import sys, time
 sys.path.insert(0, {str(Path(E.__file__).parent)!r})
-import evaluator as E
+import fences
 from pathlib import Path
 import torch.utils.cpp_extension as ce
 folder = Path(sys.argv[1])
@@ -801,7 +804,7 @@ def build(**k):  # a build, not compiled here: it says so, and with argv[2] it l
 ce._write_ninja_file_and_build_library = build
 spec = {{"kind": "load_inline", "args": {{"name": "stale", "cpp_sources": "int f();", "functions": ["f"]}}}}
 print("start", flush=True)
-E._compile(spec, folder)
+fences.compile_spec(spec, folder)
 print("built" if (folder / "built").exists() else "not built")
 """
     folder, go = tmp_path / "a", tmp_path / "go"
@@ -858,12 +861,12 @@ class ModelNew''')
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc and capabilities")
 def test_a_candidate_cannot_open_the_memory_of_the_judge_or_the_reference():
-    """_seal: the judge and the reference's worker are non-dumpable, and neither the candidate's worker nor the
+    """fences.seal: the judge and the reference's worker are non-dumpable, and neither the candidate's worker nor the
     forkserver (which forks whatever its socket is asked for) holds CAP_SYS_PTRACE, even when run as root."""
     res = E.evaluate(RELU, PEEK, "cpu", **FAST)
     seen = res.reason[res.reason.index("SEEN "):].split("\n")[0]
     words = dict(w.split("=", 1) for w in seen.split()[1:])
-    ptrace = 1 << E._CAPS["SYS_PTRACE"]
+    ptrace = 1 << fences.CAPS["SYS_PTRACE"]
     assert not int(words["caps"]) & ptrace and not int(words["forkserver"]) & ptrace, seen
     assert words["siblings"] == "denied,denied", seen  # the judge and the reference's worker
 

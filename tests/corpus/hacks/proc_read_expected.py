@@ -8,7 +8,7 @@ and returns the buffer whose first row matches (a 512 KB copy instead of a 134 M
 where it runs first the buffer is stale and it computes honestly. Before the fix (CPU, 2 cores) it was `ok`,
 with 103 of its calls answered from the leak, every correctness call among them.
 
-Closed by the evaluator's `_seal`: the judge and the reference's worker are non-dumpable and no process of an
+Closed by the evaluator's `fences.seal`: the judge and the reference's worker are non-dumpable and no process of an
 evaluation holds CAP_SYS_PTRACE (root included), so opening another process's /proc/PID/fd/N fails with
 Permission denied. The hack does not catch that error: it is a runtime error, and no answer leaks.
 
