@@ -129,14 +129,17 @@ class Options:
 LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 
 
+HARNESS = sys.modules[__name__]  # this module, for the processes fences starts (fences cannot import it)
+
+
 # ---------------------------------------------------------------------------- evaluate: the API, the caller's side
 
 def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, session=None, **opts):
     """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
     Sources that use an extension are built first, in a build process (built=True: build_all already did);
-    turns: the device's fences.Turns, shared with the evaluations beside this one (evaluate_many); session: a _Session
-    for this reference and device, whose judge and reference worker this evaluation uses and leaves running for the next
-    (default: a session of its own, closed at the end).
+    turns: the device's fences.Turns, shared with the evaluations beside this one (evaluate_many); session: a
+    fences.Session for this reference and device, whose judge and reference worker this evaluation uses and leaves
+    running for the next (default: a session of its own, closed at the end).
 
     >>> r = evaluate(open("tasks/cpu/relu.py").read(), relu_candidate_src, device="cpu")
     >>> r.status, r.correct, round(r.speedup, 2)      # e.g. ('ok', True, 1.31)
@@ -151,7 +154,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
     own = session is None
     if fail is None and own:
         try:
-            session = _Session(ref_src, device, turns)
+            session = fences.Session(ref_src, device, HARNESS, turns)
         except fences.MemoryRefusal as e:  # before any process or build: the task cannot fit this device at all
             fail = Result("runtime_error", reason=str(e), check="memory")
     if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, fences.stay_in_group)
@@ -190,7 +193,7 @@ def barely_timed(o):
 
 def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, phases=None,
                   overlap=None, in_flight=None, **opts):
-    """Evaluate (ref_src, cand_src) pairs: builds in parallel, over `devices` (default: gpus(device)), in_flight
+    """Evaluate (ref_src, cand_src) pairs: builds in parallel, over `devices` (default: fences.gpus(device)), in_flight
     evaluations at a time per device (default: 2 on CUDA devices, 1 on the CPU) that take turns (fences.Turns): while
     one runs candidate code, the next sets up its trusted part (processes, CUDA contexts, the reference side), and the
     clock never shares the device. Results come back in the order of pairs; on_result(i, result) is called as each
@@ -204,7 +207,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     all of build_s without overlap), builds (sources that build an extension), build_failed (of those, the builds
     that failed: compile errors, crashes, timeouts), compiled (extensions the compiler built: the other working
     builds came from the build cache) and sessions (judges with a reference worker started) are added to it.
-    A device thread evaluates a task's candidates in turn against one judge and reference worker (_Session), each
+    A device thread evaluates a task's candidates in turn against one judge and reference worker (fences.Session), each
     candidate in a worker of its own: it takes the task's next ready pair first, then one of a task no other thread
     is on. A pair whose reference was refused (check "reference": its own error above the ceiling, an overflow, a
     broken task file) is evaluated once more, on a new session's inputs: a reference that fails on some random
@@ -212,22 +215,22 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     Memory (fences.memory_plan, per task): a task too large for two evaluations at once brings in_flight down to 1
     for the whole call; one that cannot fit the device at all is `runtime_error` (check `memory`) with no process
     started."""
-    o, devices, t0 = Options(**opts), devices or gpus(device), time.time()
+    o, devices, t0 = Options(**opts), devices or fences.gpus(device), time.time()
     overlap = device.startswith("cuda") if overlap is None else overlap
     in_flight = (2 if device.startswith("cuda") else 1) if in_flight is None else in_flight
-    plans = _plans({r for r, _ in pairs}, devices[0], in_flight)
+    plans = fences.plans({r for r, _ in pairs}, devices[0], in_flight)
     in_flight = min([in_flight] + [p.in_flight for p in plans.values() if isinstance(p, fences.MemoryPlan)])
     pause = fences.BuildPause() if overlap else None
     turns, threads = {d: fences.Turns(pause) for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
-    q, built = _Queue(pairs, {src for src in ok_so_far if _uses_extension(src)}, threads, t0), {}
+    q, built = fences.Queue(pairs, {src for src in ok_so_far if fences.uses_extension(src)}, threads, t0), {}
     spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(devices)), nice=10, pause=pause) if overlap else {}
 
     builds_ended = threading.Event()  # (not the thread's join: a join that a signal interrupted marks it ended)
 
     def build():
         try:
-            build_all(ok_so_far, device, jobs, o.build_timeout_s, progress, times=built,
+            fences.build_all(ok_so_far, device, HARNESS, jobs, o.build_timeout_s, progress, times=built,
                       refs={c: r for r, c in pairs}, on_done=q.built, stop=lambda: bool(q.errors), **spare)
         except BaseException as e:
             q.fail(e)
@@ -249,7 +252,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                 if session is None or session.ref_src != ref_src:
                     if session:
                         session.close()
-                    session = _Session(ref_src, dev, turns[dev], plans[ref_src])
+                    session = fences.Session(ref_src, dev, HARNESS, turns[dev], plans[ref_src])
                     sessions.append(session)
                 run = lambda: evaluate(ref_src, cand_src, dev, built=True, session=session, **opts)
                 results[i] = _build_failure(ref_src, cand_src, q.failed) or run()
@@ -269,7 +272,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
             session.close()
     sessions, refused = [], set()
     fences.context()  # the forkserver, set up once before any thread uses it
-    results, bar = [None] * len(pairs), _bar(len(pairs), "evaluate", progress)
+    results, bar = [None] * len(pairs), fences.progress_bar(len(pairs), "evaluate", progress)
     threads = [threading.Thread(target=build, name="cudal1-builds")] + [
         threading.Thread(target=drain, args=(d, k), name=f"cudal1-{d}-{k}") for d, k in threads]
     try:
@@ -301,83 +304,10 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     return results
 
 
-def _plans(refs, device, in_flight):
-    """{reference source: its fences.MemoryPlan, or the MemoryRefusal that says in one line why it cannot fit}."""
-    plans = {}
-    for ref in refs:
-        try:
-            plans[ref] = fences.memory_plan(ref, device, in_flight)
-        except fences.MemoryRefusal as e:
-            plans[ref] = e
-    return plans
-
-
-class _Queue:
-    """evaluate_many's pairs, handed to the device threads in order, each once none of its sources waits for its
-    build (the builds end in another thread). An exception in any thread stops them all at their next pair."""
-
-    def __init__(self, pairs, pending, devices, t0):
-        self.pairs, self.todo, self.pending, self.failed, self.errors = pairs, list(range(len(pairs))), pending, {}, []
-        self.ready, self.waited, self.on = threading.Condition(), dict.fromkeys(devices, 0.0), {}
-        self.builds_end, self.first, self.last = t0, None, t0
-
-    def built(self, src, failure):
-        """src's build ended, with its failure Result or None."""
-        with self.ready:
-            self.failed.update({src: failure} if failure else {})
-            self.pending.discard(src)
-            self.builds_end = time.time()
-            self.ready.notify_all()
-
-    def builds_over(self):
-        """No other build will end: nothing waits for one any more."""
-        with self.ready:
-            self.pending.clear()
-            self.ready.notify_all()
-
-    def fail(self, e):
-        with self.ready:
-            self.errors.append(e)
-            self.ready.notify_all()
-
-    def take(self, dev, ref=None):
-        """A pair not taken yet whose builds have ended: the first of task `ref` (the thread's session), else the
-        first of a task no other thread is on, else the first; None when none is left (or after an error)."""
-        with self.ready:
-            while self.todo and not self.errors:
-                ready = [i for i in self.todo if not self.pending & set(self.pairs[i])]
-                if ready:
-                    others = {r for d, r in self.on.items() if d != dev}
-                    i = min(ready, key=lambda i: (self.pairs[i][0] != ref, self.pairs[i][0] in others))
-                    self.todo.remove(i)
-                    self.on[dev], self.first = self.pairs[i][0], self.first or time.time()
-                    return i
-                t = time.time()
-                self.ready.wait()
-                self.waited[dev] += time.time() - t
-        return None
-
-
-def gpus(device):
-    """The devices evaluate_many spreads over: 'cuda' means every visible GPU; any other device is used as given."""
-    n = torch.cuda.device_count() if device == "cuda" else 0
-    return [f"cuda:{i}" for i in range(n)] if n > 1 else [device]
-
-
-def build_all(srcs, device="cpu", jobs=None, timeout=900.0, progress=True, times=None, refs=None, cores=None,
-              on_done=None, nice=0, stop=None, pause=None):
-    """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
-    given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
-    __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}.
-    cores: how many the builds share (default: all); on_done(src, failure Result or None) as each build ends, in
-    the order of srcs as far as the parallel builds allow; stop() true: the running builds are killed, no other
-    starts; pause: a fences.BuildPause that stops them while a clock runs."""
-    srcs, cores = list(dict.fromkeys(s for s in srcs if _uses_extension(s))), cores or os.cpu_count() or 2
-    jobs = jobs or _default_jobs(cores)
-    # ninja's compilers per build: main.cpp beside nvcc
-    env = fences.child_env(MAX_JOBS=os.environ.get("MAX_JOBS", "2"))
-    return _run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, jobs, timeout,
-                       progress, times, on_done, nice, stop, pause)
+def build_all(srcs, device="cpu", **kw):
+    """Compile the sources' builds ahead of their evaluation (fences.build_all, with this module's build processes):
+    {src: Result for a failed build}."""
+    return fences.build_all(srcs, device, HARNESS, **kw)
 
 
 def _build_failure(ref_src, cand_src, failed):
@@ -387,210 +317,6 @@ def _build_failure(ref_src, cand_src, failed):
     if ref_src in failed:
         return Result("runtime_error", reason=f"reference: {failed[ref_src].reason}", check="reference")
     return None
-
-
-def _uses_extension(src):
-    return "cpp_extension" in src or "load_inline" in src
-
-
-def _default_jobs(cores=None):
-    """Builds at once: one per core. A CUDA build is one compiler most of its time (main.cpp, ~10 s with the shared
-    .gch, beside nvcc's ~40 s): half as many, two compilers each, left ~40% of the cores idle
-    (bench/RESULTS.md on throughput)."""
-    return max(1, cores or os.cpu_count() or 2)
-
-
-def _run_builds(msgs, device, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0, stop=None,
-                pause=None):
-    """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs, until all have
-    ended or stop() is true; {key: Result for a failed build}. timeout: the seconds a build process may run, the
-    time pause kept it stopped not counted (evaluations beside it may keep clocks running for most of its wall time)."""
-    if not msgs:
-        return {}
-    jobs = jobs or _default_jobs()
-    ctx, failed, running, todo = fences.context(), {}, [], list(msgs)[::-1]
-    logdir, bar = fences.temp_dir("cudal1-build-"), _bar(len(msgs), "build", progress)
-    try:  # the build processes' logs, removed once they have ended
-        while (todo or running) and not (stop and stop()):
-            while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
-                key = todo.pop()
-                here, there = ctx.Pipe()
-                p = ctx.Process(target=_worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
-                                name="cudal1-build")
-                fences.start([p])
-                if pause:
-                    pause.started(p.pid)
-                there.close()
-                here.send(msgs[key])
-                running.append((key, p, here, time.time(), pause.stopped_s() if pause else 0.0))
-            for item in list(running):
-                key, p, conn, t0, stopped0 = item
-                done = conn.poll(0.05)
-                ran = time.time() - t0 - (pause.stopped_s() - stopped0 if pause else 0.0)
-                if done or ran > timeout or not p.is_alive():
-                    try:
-                        ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build ran over {timeout:.0f} s")
-                    except EOFError:
-                        ans = ("fail", "runtime_error", "crash", "the build process died")
-                    if ans[0] == "fail":
-                        failed[key] = Result(ans[1], reason=f"{ans[2]}: {ans[3]}", check=ans[2])
-                    if times is not None:
-                        times[key] = time.time() - t0
-                    conn.close()
-                    fences.stop([p], session=True)
-                    if pause:
-                        pause.ended(p.pid)
-                    running.remove(item)
-                    bar.update(1)
-                    if on_done:
-                        on_done(key, failed.get(key))
-    finally:
-        for _, p, conn, _, _ in running:  # stopped (or a Ctrl-C): what still runs is killed
-            conn.close()
-            fences.stop([p], session=True)
-            if pause:
-                pause.ended(p.pid)
-        fences.remove_temp_dir(logdir)
-    bar.close()
-    return failed
-
-
-def _bar(total, desc, on):
-    try:
-        from tqdm import tqdm
-        return tqdm(total=total, desc=desc, disable=not on, leave=False)
-    except ImportError:  # tqdm is in requirements.txt; degrade quietly without it
-        return types.SimpleNamespace(update=lambda n: None, close=lambda: None)
-
-
-def _serve_build(spec, device, o):
-    """One build a worker asked for, in a build process: ('built',) or ('failed', compiler output)."""
-    folder = fences.spec_dir(spec, device)
-    if (folder / "built").exists():
-        return ("built",)
-    failed = _run_builds({"spec": ("build_spec", spec, fences.child_env())}, device, 1, o.build_timeout_s,
-                         progress=False)
-    return ("failed", failed["spec"].reason) if failed else ("built",)
-
-
-class _Session:
-    """The caller's side of a judge and a reference worker, kept for one task's candidates on one device (evaluate_many
-    evaluates a task's candidates in turn against them: the reference side is set up once). Each candidate gets a
-    worker of its own, killed, with all it started, before the next one starts. The judge and the reference worker
-    end at close(), or after a timeout, a crash or a failure of the reference: the next candidate then starts new ones.
-    With turns (evaluate_many's, for the device): the processes start on the device's shared part (their CUDA contexts
-    are GPU work too), and whatever a candidate's evaluation holds of it is let go once its worker has ended."""
-
-    def __init__(self, ref_src, device, turns=None, plan=None):
-        self.ref_src, self.device, self.turns, self.procs, self.started = ref_src, device, turns, None, 0
-        self.plan = plan or fences.memory_plan(ref_src, device, in_flight=1)  # MemoryRefusal: it cannot fit
-
-    def _open(self):
-        ctx, self.logdir = fences.context(), fences.temp_dir("cudal1-ref-")
-        ref_here, ref_there = ctx.Pipe()
-        self.conn, there = ctx.Pipe()
-        self.procs = [ctx.Process(target=_worker_main, args=(ref_there, self.device, self.logdir, "reference"),
-                                  name="cudal1-reference"),
-                      ctx.Process(target=_judge_main, name="cudal1-judge", args=(
-                          there, ref_here, self.ref_src, self.device, fences.child_env(), self.logdir))]
-        fences.start(self.procs)
-        for conn in (there, ref_here, ref_there):
-            conn.close()
-        self.started += 1
-
-    def close(self, held=None):
-        """End the judge and the reference's worker, with the device alone as a clock has it (their CUDA contexts'
-        end is GPU work); held: what the calling evaluation holds of the device (evaluate leaves it)."""
-        if not self.procs:
-            return
-        mine = held is None
-        held = set() if mine else held
-        try:
-            if self.turns:
-                if not held:
-                    self.turns.share(held)
-                self.turns.take("clock", held)
-            fences.stop(self.procs)
-        finally:
-            self.procs = None
-            self.conn.close()
-            fences.remove_temp_dir(self.logdir)
-            if mine and self.turns:
-                self.turns.leave(held)
-
-    def evaluate(self, cand_src, o, logdir):
-        """Evaluate one candidate (its worker's log and temp files under logdir); serve the judge's builds and turns,
-        bound its time (o.eval_timeout_s, builds not counted)."""
-        held, alive, cand, t0 = set(), False, None, _perf()
-        if self.turns:
-            self.turns.share(held)
-        try:
-            ctx = fences.context()
-            here, there = ctx.Pipe()
-            cand = ctx.Process(target=_worker_main, args=(there, self.device, logdir, "candidate"),
-                               name="cudal1-candidate")
-            fences.start([cand])
-            there.close()
-            self._hand_over(here, ("candidate", cand_src, asdict(o), logdir, self.plan.to_dict()), held)
-            spawn = _perf() - t0
-            res, alive = self._judged(o, held)
-        finally:
-            t0 = _perf()
-            if cand is not None:
-                fences.stop([cand])
-                alive = alive and fences.ended(cand.pid)  # the next candidate gets this one's buffers
-            if not alive:  # after a timeout, a crash, a reference failure or an interrupt: nothing is reused
-                self.close(held)
-            if self.turns:
-                self.turns.leave(held)
-        if res.phases is not None:  # the caller's side of the process costs (the judge's own phases come before)
-            res.phases.update(spawn=round(spawn, 3), exit=round(_perf() - t0, 3))
-        if res.check == "crash" and cand.exitcode is not None and cand.exitcode < 0:
-            res.reason += f" (killed by signal {-cand.exitcode})"
-        return res
-
-    def _hand_over(self, conn, msg, held):
-        """Send the judge msg and the candidate worker's connection: the session's judge, continued with the
-        reference's worker (the last candidate's processes, all ended now, may have stopped either as they ended),
-        or a new one where there is none or the last one is gone."""
-        from multiprocessing.reduction import send_handle
-        for again in (False, True):
-            if self.procs and (again or not all(p.is_alive() for p in self.procs)):
-                self.close(held)
-            if self.procs is None:
-                self._open()
-            for p in self.procs:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.pid, signal.SIGCONT)
-            try:
-                self.conn.send(msg)
-                send_handle(self.conn, conn.fileno(), self.procs[1].pid)
-                break
-            except OSError:  # the judge ended meanwhile
-                if again:
-                    raise
-        conn.close()
-
-    def _judged(self, o, held):
-        deadline = time.monotonic() + o.eval_timeout_s  # no candidate action can stop this process's clock
-        try:
-            while True:
-                if not self.conn.poll(max(0.0, deadline - time.monotonic())):
-                    return Result("timeout", check="timeout", reason=f"timeout: the evaluation did not finish within "
-                                  f"{o.eval_timeout_s:.0f} s (eval_timeout_s)"), False
-                msg = self.conn.recv()
-                if msg[0] == "result":
-                    return Result(**msg[1]), msg[2]
-                t = time.monotonic()  # a worker's build, run here; or the judge's wait for its turn or the clock:
-                if msg[0] == "build":  # their time is not the evaluation's
-                    self.conn.send(_serve_build(msg[1], self.device, o))
-                else:
-                    if self.turns:
-                        self.turns.take(msg[0], held)
-                    self.conn.send(True)
-                deadline += time.monotonic() - t
-        except (EOFError, OSError):
-            return Result("runtime_error", reason="harness: the judge process died", check="harness"), False
 
 
 # ---------------------------------------------------------------------------- static checks (no process needed)
@@ -662,9 +388,9 @@ def static_check(ref_src, cand_src):
 
 # ---------------------------------------------------------------------------- judge: one evaluation, step by step
 
-def _judge_main(out, ref_conn, ref_src, device, env, logdir):
+def judge_main(out, ref_conn, ref_src, device, env, logdir):
     """The judge: evaluate the candidates the caller sends, one at a time, against one reference worker (a session,
-    _Session), until the caller ends it or the reference fails. Each candidate comes with its own worker's connection
+    fences.Session), until the caller ends it or the reference fails. Each candidate comes with its own worker's connection
     (a file descriptor passed over `out`) and its own options and log folder."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a terminal's Ctrl-C reaches the judge too: end without a traceback
     fences.seal(secret=True)
@@ -1265,7 +991,7 @@ def _same(a, b):
 
 # ---------------------------------------------------------------------------- worker: runs Model or ModelNew
 
-def _worker_main(conn, device, logdir, role, nice=0):
+def worker_main(conn, device, logdir, role, nice=0):
     """A worker process: answer the judge's messages until told to stop or until the first failure. nice: a build
     process's niceness (builds alongside timed evaluations yield the cores to them)."""
     # every thread started from here on (CUDA's, OpenMP's) blocks them too: none can take a signal whose handler
@@ -1462,7 +1188,7 @@ class Worker:
         _gc_disable()
         try:
             return self._run(b, probe, hold, _sigmask(signal.SIG_BLOCK, ()))
-        finally:  # a collection runs what it triggers now, after the copy-out (signals stay blocked: _worker_main)
+        finally:  # a collection runs what it triggers now, after the copy-out (signals stay blocked: worker_main)
             _sigmask(signal.SIG_SETMASK, blocked)
             if was_on:
                 _gc_enable()

@@ -22,6 +22,10 @@ Covered (each with the corpus files, under tests/corpus/, that exercise it):
     processes  the forkserver, start and stop of process groups and sessions, a device's turns (candidate code in one
                evaluation at a time, the clock alone), builds stopped while a clock runs, pinning. failures/os_exit,
                failures/segfault_ctypes, failures/infinite_loop (turns, pause, pins: tests/test_evaluator.py).
+    caller     the processes of one task's evaluations kept for its next candidate (Session: a judge and the
+               reference's worker, a worker per candidate, the evaluation's time bounded), builds in parallel build
+               processes (build_all), evaluate_many's queue. failures/infinite_loop, failures/os_exit,
+               honest/cpp_build_* (sessions and builds: tests/test_evaluator.py).
     guards     watched attributes and torch's own code, global flags, the persisting-L2 limit, the GPU hold.
                hacks/monkeypatch_*, hacks/harness_*, hacks/report_*, hacks/baseline_rewrite_clock, hacks/flag_*,
                hacks/cuda_persisting_l2, hacks/cuda_hold_tell_shortcut.
@@ -1114,6 +1118,294 @@ def quiet_broken_pipes(kind, value, tb):
     verdict, not a harness error."""
     if not issubclass(kind, (BrokenPipeError, ConnectionResetError)):
         sys.__excepthook__(kind, value, tb)
+
+
+# ---------------------------------------------------------------------------- caller: sessions, builds in parallel
+
+def plans(refs, device, in_flight):
+    """{reference source: its MemoryPlan, or the MemoryRefusal that says in one line why it cannot fit}."""
+    out = {}
+    for ref in refs:
+        try:
+            out[ref] = memory_plan(ref, device, in_flight)
+        except MemoryRefusal as e:
+            out[ref] = e
+    return out
+
+
+class Queue:
+    """evaluate_many's pairs, handed to the device threads in order, each once none of its sources waits for its
+    build (the builds end in another thread). An exception in any thread stops them all at their next pair."""
+
+    def __init__(self, pairs, pending, devices, t0):
+        self.pairs, self.todo, self.pending, self.failed, self.errors = pairs, list(range(len(pairs))), pending, {}, []
+        self.ready, self.waited, self.on = threading.Condition(), dict.fromkeys(devices, 0.0), {}
+        self.builds_end, self.first, self.last = t0, None, t0
+
+    def built(self, src, failure):
+        """src's build ended, with its failure Result or None."""
+        with self.ready:
+            self.failed.update({src: failure} if failure else {})
+            self.pending.discard(src)
+            self.builds_end = time.time()
+            self.ready.notify_all()
+
+    def builds_over(self):
+        """No other build will end: nothing waits for one any more."""
+        with self.ready:
+            self.pending.clear()
+            self.ready.notify_all()
+
+    def fail(self, e):
+        with self.ready:
+            self.errors.append(e)
+            self.ready.notify_all()
+
+    def take(self, dev, ref=None):
+        """A pair not taken yet whose builds have ended: the first of task `ref` (the thread's session), else the
+        first of a task no other thread is on, else the first; None when none is left (or after an error)."""
+        with self.ready:
+            while self.todo and not self.errors:
+                ready = [i for i in self.todo if not self.pending & set(self.pairs[i])]
+                if ready:
+                    others = {r for d, r in self.on.items() if d != dev}
+                    i = min(ready, key=lambda i: (self.pairs[i][0] != ref, self.pairs[i][0] in others))
+                    self.todo.remove(i)
+                    self.on[dev], self.first = self.pairs[i][0], self.first or time.time()
+                    return i
+                t = time.time()
+                self.ready.wait()
+                self.waited[dev] += time.time() - t
+        return None
+
+
+def gpus(device):
+    """The devices evaluate_many spreads over: 'cuda' means every visible GPU; any other device is used as given."""
+    n = torch.cuda.device_count() if device == "cuda" else 0
+    return [f"cuda:{i}" for i in range(n)] if n > 1 else [device]
+
+
+def build_all(srcs, device, harness, jobs=None, timeout=900.0, progress=True, times=None, refs=None, cores=None,
+              on_done=None, nice=0, stop=None, pause=None):
+    """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
+    given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
+    __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}.
+    cores: how many the builds share (default: all); on_done(src, failure Result or None) as each build ends, in
+    the order of srcs as far as the parallel builds allow; stop() true: the running builds are killed, no other
+    starts; pause: a BuildPause that stops them while a clock runs; harness: evaluator's module (its worker_main
+    and Result: this module cannot import it)."""
+    srcs, cores = list(dict.fromkeys(s for s in srcs if uses_extension(s))), cores or os.cpu_count() or 2
+    jobs = jobs or default_jobs(cores)
+    # ninja's compilers per build: main.cpp beside nvcc
+    env = child_env(MAX_JOBS=os.environ.get("MAX_JOBS", "2"))
+    return run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, harness, jobs, timeout,
+                       progress, times, on_done, nice, stop, pause)
+
+
+def uses_extension(src):
+    return "cpp_extension" in src or "load_inline" in src
+
+
+def default_jobs(cores=None):
+    """Builds at once: one per core. A CUDA build is one compiler most of its time (main.cpp, ~10 s with the shared
+    .gch, beside nvcc's ~40 s): half as many, two compilers each, left ~40% of the cores idle
+    (bench/RESULTS.md on throughput)."""
+    return max(1, cores or os.cpu_count() or 2)
+
+
+def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0,
+               stop=None, pause=None):
+    """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs, until all have
+    ended or stop() is true; {key: Result for a failed build}. timeout: the seconds a build process may run, the
+    time pause kept it stopped not counted (evaluations beside it may keep clocks running for most of its wall time)."""
+    if not msgs:
+        return {}
+    jobs = jobs or default_jobs()
+    ctx, failed, running, todo = context(), {}, [], list(msgs)[::-1]
+    logdir, bar = temp_dir("cudal1-build-"), progress_bar(len(msgs), "build", progress)
+    try:  # the build processes' logs, removed once they have ended
+        while (todo or running) and not (stop and stop()):
+            while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
+                key = todo.pop()
+                here, there = ctx.Pipe()
+                p = ctx.Process(target=harness.worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
+                                name="cudal1-build")
+                start([p])
+                if pause:
+                    pause.started(p.pid)
+                there.close()
+                here.send(msgs[key])
+                running.append((key, p, here, time.time(), pause.stopped_s() if pause else 0.0))
+            for item in list(running):
+                key, p, conn, t0, stopped0 = item
+                done = conn.poll(0.05)
+                ran = time.time() - t0 - (pause.stopped_s() - stopped0 if pause else 0.0)
+                if done or ran > timeout or not p.is_alive():
+                    try:
+                        ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build ran over {timeout:.0f} s")
+                    except EOFError:
+                        ans = ("fail", "runtime_error", "crash", "the build process died")
+                    if ans[0] == "fail":
+                        failed[key] = harness.Result(ans[1], reason=f"{ans[2]}: {ans[3]}", check=ans[2])
+                    if times is not None:
+                        times[key] = time.time() - t0
+                    conn.close()
+                    stop([p], session=True)
+                    if pause:
+                        pause.ended(p.pid)
+                    running.remove(item)
+                    bar.update(1)
+                    if on_done:
+                        on_done(key, failed.get(key))
+    finally:
+        for _, p, conn, _, _ in running:  # stopped (or a Ctrl-C): what still runs is killed
+            conn.close()
+            stop([p], session=True)
+            if pause:
+                pause.ended(p.pid)
+        remove_temp_dir(logdir)
+    bar.close()
+    return failed
+
+
+def progress_bar(total, desc, on):
+    try:
+        from tqdm import tqdm
+        return tqdm(total=total, desc=desc, disable=not on, leave=False)
+    except ImportError:  # tqdm is in requirements.txt; degrade quietly without it
+        return types.SimpleNamespace(update=lambda n: None, close=lambda: None)
+
+
+def serve_build(spec, device, o, harness):
+    """One build a worker asked for, in a build process: ('built',) or ('failed', compiler output)."""
+    folder = spec_dir(spec, device)
+    if (folder / "built").exists():
+        return ("built",)
+    failed = run_builds({"spec": ("build_spec", spec, child_env())}, device, harness, 1, o.build_timeout_s,
+                        progress=False)
+    return ("failed", failed["spec"].reason) if failed else ("built",)
+
+
+class Session:
+    """The caller's side of a judge and a reference worker, kept for one task's candidates on one device (evaluate_many
+    evaluates a task's candidates in turn against them: the reference side is set up once). Each candidate gets a
+    worker of its own, killed, with all it started, before the next one starts. The judge and the reference worker
+    end at close(), or after a timeout, a crash or a failure of the reference: the next candidate then starts new ones.
+    With turns (evaluate_many's, for the device): the processes start on the device's shared part (their CUDA contexts
+    are GPU work too), and whatever a candidate's evaluation holds of it is let go once its worker has ended."""
+
+    def __init__(self, ref_src, device, harness, turns=None, plan=None):  # harness: evaluator's module
+        self.ref_src, self.device, self.turns, self.procs, self.started = ref_src, device, turns, None, 0
+        self.harness = harness
+        self.plan = plan or memory_plan(ref_src, device, in_flight=1)  # MemoryRefusal: it cannot fit
+
+    def _open(self):
+        ctx, self.logdir = context(), temp_dir("cudal1-ref-")
+        ref_here, ref_there = ctx.Pipe()
+        self.conn, there = ctx.Pipe()
+        self.procs = [ctx.Process(target=self.harness.worker_main, name="cudal1-reference",
+                                  args=(ref_there, self.device, self.logdir, "reference")),
+                      ctx.Process(target=self.harness.judge_main, name="cudal1-judge", args=(
+                          there, ref_here, self.ref_src, self.device, child_env(), self.logdir))]
+        start(self.procs)
+        for conn in (there, ref_here, ref_there):
+            conn.close()
+        self.started += 1
+
+    def close(self, held=None):
+        """End the judge and the reference's worker, with the device alone as a clock has it (their CUDA contexts'
+        end is GPU work); held: what the calling evaluation holds of the device (evaluate leaves it)."""
+        if not self.procs:
+            return
+        mine = held is None
+        held = set() if mine else held
+        try:
+            if self.turns:
+                if not held:
+                    self.turns.share(held)
+                self.turns.take("clock", held)
+            stop(self.procs)
+        finally:
+            self.procs = None
+            self.conn.close()
+            remove_temp_dir(self.logdir)
+            if mine and self.turns:
+                self.turns.leave(held)
+
+    def evaluate(self, cand_src, o, logdir):
+        """Evaluate one candidate (its worker's log and temp files under logdir); serve the judge's builds and turns,
+        bound its time (o.eval_timeout_s, builds not counted)."""
+        held, alive, cand, t0 = set(), False, None, _perf()
+        if self.turns:
+            self.turns.share(held)
+        try:
+            ctx = context()
+            here, there = ctx.Pipe()
+            cand = ctx.Process(target=self.harness.worker_main, args=(there, self.device, logdir, "candidate"),
+                               name="cudal1-candidate")
+            start([cand])
+            there.close()
+            self._hand_over(here, ("candidate", cand_src, asdict(o), logdir, self.plan.to_dict()), held)
+            spawn = _perf() - t0
+            res, alive = self._judged(o, held)
+        finally:
+            t0 = _perf()
+            if cand is not None:
+                stop([cand])
+                alive = alive and ended(cand.pid)  # the next candidate gets this one's buffers
+            if not alive:  # after a timeout, a crash, a reference failure or an interrupt: nothing is reused
+                self.close(held)
+            if self.turns:
+                self.turns.leave(held)
+        if res.phases is not None:  # the caller's side of the process costs (the judge's own phases come before)
+            res.phases.update(spawn=round(spawn, 3), exit=round(_perf() - t0, 3))
+        if res.check == "crash" and cand.exitcode is not None and cand.exitcode < 0:
+            res.reason += f" (killed by signal {-cand.exitcode})"
+        return res
+
+    def _hand_over(self, conn, msg, held):
+        """Send the judge msg and the candidate worker's connection: the session's judge, continued with the
+        reference's worker (the last candidate's processes, all ended now, may have stopped either as they ended),
+        or a new one where there is none or the last one is gone."""
+        from multiprocessing.reduction import send_handle
+        for again in (False, True):
+            if self.procs and (again or not all(p.is_alive() for p in self.procs)):
+                self.close(held)
+            if self.procs is None:
+                self._open()
+            for p in self.procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGCONT)
+            try:
+                self.conn.send(msg)
+                send_handle(self.conn, conn.fileno(), self.procs[1].pid)
+                break
+            except OSError:  # the judge ended meanwhile
+                if again:
+                    raise
+        conn.close()
+
+    def _judged(self, o, held):
+        deadline = time.monotonic() + o.eval_timeout_s  # no candidate action can stop this process's clock
+        try:
+            while True:
+                if not self.conn.poll(max(0.0, deadline - time.monotonic())):
+                    return self.harness.Result("timeout", check="timeout", reason=f"timeout: the evaluation did not "
+                                               f"finish within {o.eval_timeout_s:.0f} s (eval_timeout_s)"), False
+                msg = self.conn.recv()
+                if msg[0] == "result":
+                    return self.harness.Result(**msg[1]), msg[2]
+                t = time.monotonic()  # a worker's build, run here; or the judge's wait for its turn or the clock:
+                if msg[0] == "build":  # their time is not the evaluation's
+                    self.conn.send(serve_build(msg[1], self.device, o, self.harness))
+                else:
+                    if self.turns:
+                        self.turns.take(msg[0], held)
+                    self.conn.send(True)
+                deadline += time.monotonic() - t
+        except (EOFError, OSError):
+            return self.harness.Result("runtime_error", reason="harness: the judge process died",
+                                       check="harness"), False
 
 
 # ---------------------------------------------------------------------------- guards: watches, flags, the L2, the hold

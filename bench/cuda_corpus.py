@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")  # one target: builds dominate evaluation time
 import evaluator as E  # noqa: E402
+import fences  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 CLOCKS = ("events", "worker", "judge")  # the three clocks a timed call is seen by (Result.samples)
@@ -313,7 +314,7 @@ def main():
     PARTIAL[0] = Path(a.out).parent / "partial.jsonl"
     opts = dict(time_budget_s=a.time_budget_s, precision=a.precision, in_flight=a.in_flight,
                 **({"overlap": False} if a.no_overlap else {}), **({"pin_cpus": False} if a.no_pin_cpus else {}))
-    devices = a.devices.split(",") if a.devices else E.gpus(a.device)
+    devices = a.devices.split(",") if a.devices else fences.gpus(a.device)
     report = {}
     if a.corpus:  # first: the verdicts matter most
         report["corpus"] = run_corpus(a.corpus, a.device, devices, opts)

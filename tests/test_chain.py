@@ -105,11 +105,11 @@ import rl
 
 if __name__ == "__main__":  # the evaluator's processes re-import this file
     from tqdm import tqdm
-    import evaluator, test_stages
+    import fences, test_stages
     signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever SIGINT's disposition this process inherited
     rl.tqdm = lambda *a, **kw: tqdm(*a, **dict(kw, disable=True))  # stderr: only what the run itself says
-    bar = evaluator._bar
-    evaluator._bar = lambda total, desc, progress: bar(total, desc, False)
+    bar = fences.progress_bar
+    fences.progress_bar = lambda total, desc, progress: bar(total, desc, False)
     rl.build_prompt = test_stages.short_prompt
     generate_all = rl.generate_all
     def waiting_in_ssl_round_2(cfg, model, tok, batch, prompts, step):
