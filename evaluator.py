@@ -231,7 +231,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     def build():
         try:
             fences.build_all(ok_so_far, device, HARNESS, jobs, o.build_timeout_s, progress, times=built,
-                      refs={c: r for r, c in pairs}, on_done=q.built, stop=lambda: bool(q.errors), **spare)
+                      refs={c: r for r, c in pairs}, on_done=q.built, cancel=lambda: bool(q.errors), **spare)
         except BaseException as e:
             q.fail(e)
         finally:

@@ -1186,12 +1186,12 @@ def gpus(device):
 
 
 def build_all(srcs, device, harness, jobs=None, timeout=900.0, progress=True, times=None, refs=None, cores=None,
-              on_done=None, nice=0, stop=None, pause=None):
+              on_done=None, nice=0, cancel=None, pause=None):
     """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
     given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
     __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}.
     cores: how many the builds share (default: all); on_done(src, failure Result or None) as each build ends, in
-    the order of srcs as far as the parallel builds allow; stop() true: the running builds are killed, no other
+    the order of srcs as far as the parallel builds allow; cancel() true: the running builds are killed, no other
     starts; pause: a BuildPause that stops them while a clock runs; harness: evaluator's module (its worker_main
     and Result: this module cannot import it)."""
     srcs, cores = list(dict.fromkeys(s for s in srcs if uses_extension(s))), cores or os.cpu_count() or 2
@@ -1199,7 +1199,7 @@ def build_all(srcs, device, harness, jobs=None, timeout=900.0, progress=True, ti
     # ninja's compilers per build: main.cpp beside nvcc
     env = child_env(MAX_JOBS=os.environ.get("MAX_JOBS", "2"))
     return run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, harness, jobs, timeout,
-                       progress, times, on_done, nice, stop, pause)
+                       progress, times, on_done, nice, cancel, pause)
 
 
 def uses_extension(src):
@@ -1214,9 +1214,9 @@ def default_jobs(cores=None):
 
 
 def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0,
-               stop=None, pause=None):
+               cancel=None, pause=None):
     """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs, until all have
-    ended or stop() is true; {key: Result for a failed build}. timeout: the seconds a build process may run, the
+    ended or cancel() is true; {key: Result for a failed build}. timeout: the seconds a build process may run, the
     time pause kept it stopped not counted (evaluations beside it may keep clocks running for most of its wall time)."""
     if not msgs:
         return {}
@@ -1224,7 +1224,7 @@ def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, t
     ctx, failed, running, todo = context(), {}, [], list(msgs)[::-1]
     logdir, bar = temp_dir("cudal1-build-"), progress_bar(len(msgs), "build", progress)
     try:  # the build processes' logs, removed once they have ended
-        while (todo or running) and not (stop and stop()):
+        while (todo or running) and not (cancel and cancel()):
             while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
                 key = todo.pop()
                 here, there = ctx.Pipe()
