@@ -23,15 +23,12 @@ steps; numerics (tolerance, oracle, charge); the worker; tasks; the CLI.
 """
 import argparse
 import ast
-import builtins
 import contextlib
 import copy
 import difflib
 import fnmatch
 import gc
 import hashlib
-import importlib
-import importlib.util
 import inspect
 import json
 import linecache
@@ -63,7 +60,6 @@ _cuda_sync = torch.cuda.synchronize
 _cuda_stream = torch.cuda.current_stream
 _Event = getattr(torch._C, "_CudaEventBase", None)  # CUDA events, without torch.cuda.Event's Python layer
 _record, _elapsed = getattr(_Event, "record", None), getattr(_Event, "elapsed_time", None)  # None: CPU-only torch
-_modes = (torch._C._len_torch_function_stack, torch._C._len_torch_dispatch_stack)
 _sigmask, _gc_on, _gc_enable, _gc_disable = signal.pthread_sigmask, gc.isenabled, gc.enable, gc.disable
 _cpu, _thread_cpu = time.process_time, time.thread_time  # every thread's CPU time; the calling thread's
 _SIGNALS = signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}
@@ -390,8 +386,8 @@ def static_check(ref_src, cand_src):
 
 def judge_main(out, ref_conn, ref_src, device, env, logdir):
     """The judge: evaluate the candidates the caller sends, one at a time, against one reference worker (a session,
-    fences.Session), until the caller ends it or the reference fails. Each candidate comes with its own worker's connection
-    (a file descriptor passed over `out`) and its own options and log folder."""
+    fences.Session), until the caller ends it or the reference fails. Each candidate comes with its own worker's
+    connection (a file descriptor passed over `out`) and its own options and log folder."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a terminal's Ctrl-C reaches the judge too: end without a traceback
     fences.seal(secret=True)
     sys.excepthook = fences.quiet_broken_pipes
@@ -730,7 +726,8 @@ def _precise_enough(clock, precision):
 
 def _timed(w, pgid, stage, xs, b, hold, device, probe=False):
     """((precise ms, worker's ms, judge's ms, host ms), output aliases an input, threads it left running) for one call
-    (probe: a checked call's after-the-answer probe, _probe; nothing forward can see before it returns).
+    (probe: a checked call's after-the-answer probe, fences.background_probe; nothing forward can see before it
+    returns).
     The side's process group is stopped while the judge sends the call and then writes its inputs (nothing of this
     call's content existed anywhere before), so when it resumes the call is already waiting: a thread of the side
     sees the inputs only as its worker starts forward (a dispatch, ~10-50 us on an idle machine). The judge's clock
@@ -1027,10 +1024,6 @@ def _watched():
     return fences.watched(sys.modules[__name__], Worker)
 
 
-_WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "flush_buf", "hold", "attrs", "flags0", "mod",
-                 "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # every attribute the harness gives it
-
-
 class Worker:
     """One process's harness: build the model, run it on the judge's buffers, report what it saw.
 
@@ -1078,29 +1071,9 @@ class Worker:
             raise RuntimeError(f"Error building extension '{spec['args']['name']}': {ans[1]}")
 
     def prepare(self, env):
-        """Before any candidate code: start what the harness needs, take the baselines the audits compare with, and
-        return their digest, which the judge keeps (the worker's copies are reachable by the candidate)."""
-        if self.cuda:
-            fences.blocking_sync(torch.device(self.device).index or 0)  # before the context exists
-            if torch.device(self.device).index is not None:
-                torch.cuda.set_device(torch.device(self.device))
-            torch.ones(1, device=self.device).sum().item()  # the CUDA context exists before the baselines
-            l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 64 << 20)
-            self._own(flush_buf=torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=self.device),
-                      hold=fences.gpu_hold(self.device))  # before any candidate code: its own kernel
-        (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
-        os.environ.update(env)
-        for name in ("torch.utils.cpp_extension", "torch._dynamo", "torch.profiler"):  # imports change torch's attrs
-            importlib.import_module(name)  # (dynamo wraps torch.manual_seed); dynamo is usually preloaded by the
-            # forkserver, cpp_extension never (importing it queries CUDA, which forked children cannot inherit)
-        # torch.compile compiles in this process, not in a pool of child processes (which would be background work);
-        # set here, not through the environment: the forkserver read that when it imported dynamo
-        importlib.import_module("torch._inductor.config").compile_threads = 1
-        fences.serve_builds(self, local=False)
-        fences.torch_code()  # the code objects torch has now: only these count as torch patching itself
-        self.attrs, self.flags0 = fences.attr_ids(_watched()), fences.global_flags()
-        self.numerics = fences.numeric_flags()
-        return self.digest()
+        """Before any candidate code: the harness' CUDA side and the audits' baselines (fences.prepare_worker);
+        their digest, which the judge keeps (the worker's copies are reachable by the candidate)."""
+        return fences.prepare_worker(self, env, _watched())
 
     def digest(self):
         """A hash of the audits' baselines; the judge compares it with the one prepare returned."""
@@ -1123,10 +1096,7 @@ class Worker:
         _device_sync(self.device)  # its work done before the answer (the reference's: before another's clock)
         # what the harness touches right after forward returns (tensor methods, builtins, itself): compared after
         # every call (import and construction are audited separately against the state before them)
-        self.guard = [(name, o, dict(vars(o))) for name, o in (
-            ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase), ("builtins", builtins),
-            ("harness", sys.modules[__name__]), ("fences", fences), ("Worker", Worker), ("Connection", _mpc.Connection),
-            ("_ConnectionBase", _mpc._ConnectionBase))]
+        self.guard = fences.after_forward_watch(sys.modules[__name__], Worker)
         self._own(conn=self.conn)
 
     def _own(self, **attrs):
@@ -1137,21 +1107,8 @@ class Worker:
         self.owned.update(attrs)
 
     def buffers(self, template, payload, sets):
-        """This side's buffers from the judge (fences.side_buffers): `sets` lists of forward arguments and one output
-        buffer per output, in memory shared with the judge alone (CUDA: the IPC handle of an arena alone in its segment;
-        CPU: an unnamed memfd sent over this worker's own socket, so no file or socket of the evaluation names it)."""
-        if self.cuda:
-            tensors = fences.views(*payload)
-        else:
-            import mmap
-            from multiprocessing.reduction import recv_handle
-            fd = recv_handle(self.conn)
-            mem = mmap.mmap(fd, max(1, fences.arena_size(payload)))
-            os.close(fd)
-            tensors = fences.views(mem, payload)
-        stage, recv = fences.unpack(template, tensors, sets)
-        self._own(stage=stage, recv=recv,
-                  in_ranges=[(t.data_ptr(), t.nbytes) for args in stage for t in args if isinstance(t, torch.Tensor)])
+        """This side's buffers from the judge, in memory shared with the judge alone (fences.receive_buffers)."""
+        fences.receive_buffers(self, template, payload, sets)
 
     def held(self):
         return self.hold is not None
@@ -1221,13 +1178,14 @@ class Worker:
                           "changed (TF32, matmul precision, reduced-precision reductions, default dtype)")
         snap = None
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
-            self._guard()  # before the harness' clone below
+            fences.after_forward(self, Worker)  # before the harness' clone below
             stream.synchronize()
             snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
         _device_sync(self.device)  # a C function held since import: no patch reaches it
         held = _elapsed(ev[2], ev[0]) if hold else 0.0
         precise = _elapsed(ev[0], ev[1]) if self.cuda else (t1 - t0) * 1e3
-        self._guard()  # the harness' own overhead (bench/RESULTS.md, ef2eecf): on the worker's clock
+        fences.after_forward(self, Worker)  # the harness' own overhead (bench/RESULTS.md, ef2eecf): on the worker's
+        # clock
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape",
@@ -1250,37 +1208,8 @@ class Worker:
         # woke during the probe's first comparison and exited was missed: a5cac3c, H100)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())
         if probe:
-            self._probe(outs, snap)
+            fences.background_probe(self, outs, snap, _same)
         return precise, ms, host, alias, started
-
-    def _guard(self):
-        """Raise if forward left a torch function or dispatch mode active or replaced anything the harness touches
-        next (checked before the harness uses them: a patch undone later would escape the audits)."""
-        if any(n() for n in _modes):
-            raise Verdict("rejected", "monkeypatch", "forward left a torch function or dispatch mode active")
-        changed = [f"{name}.{k}" for name, o, before in self.guard for now in (vars(o),)
-                   if not fences.unchanged(now, before)  # ~80 us for the 1,163 names; the check below ~250 us
-                   for k in before.keys() | now.keys()  # by name (`is`: no candidate __eq__ runs here)
-                   if before.get(k) is not now.get(k) and not fences.torch_own(now.get(k))]
-        changed += [f"worker.{k}" for k, v in self.owned.items() if vars(self).get(k) is not v]
-        changed += [f"worker.{k}" for k in vars(self).keys() - _WORKER_ATTRS]  # a method shadowed on the instance
-        changed += [] if type(self) is Worker and type(self.conn).__module__ == "multiprocessing.connection" \
-            else ["worker's class or connection"]
-        if changed:
-            raise Verdict("rejected", "monkeypatch", f"forward replaced {', '.join(sorted(changed)[:8])}")
-
-    def _probe(self, outs, snap):
-        """On correctness calls: is the output still changing after forward returned? A change after the full
-        synchronize (self.recv was copied after it) comes from the host, so it is asked first: a thread that queues
-        work was labelled side_stream when its writes landed just before that synchronize (a5cac3c, H100)."""
-        time.sleep(0.02)
-        _device_sync(self.device)
-        if any(not _same(r, o) for r, o in zip(self.recv, outs)):
-            raise Verdict("rejected", "background_thread", "the output changed after forward returned: work "
-                          "continues in the background")
-        if self.cuda and any(s is not None and not _same(s, r) for s, r in zip(snap, self.recv)):
-            raise Verdict("rejected", "side_stream", "the output was still being written after forward returned and "
-                          "its stream finished: work on another stream is not joined to the current stream")
 
     def profile(self, b):
         """What one call runs: aten ops (name -> count), GPU kernel names, calls into the module's own builds."""
@@ -1323,17 +1252,7 @@ class Worker:
                               f"has {k} = {v!r}; sizes and hyperparameters must not change")
 
     def audit(self):
-        self._check_consts()
-        getters = (sys.getprofile, sys.gettrace, threading.getprofile, threading.gettrace)
-        hooks = [f"{f.__module__}.{f.__name__[3:]}" for f in getters if f() is not None]
-        bad = fences.patched(self.attrs, _watched()) + hooks
-        if bad:
-            raise Verdict("rejected", "monkeypatch", f"replaced: {', '.join(sorted(bad)[:8])}")
-        now = fences.global_flags()
-        changed = [f"{k}: {self.flags0[k]} -> {now[k]}" for k in now if now[k] != self.flags0[k]]
-        if changed:
-            raise Verdict("rejected", "backend_flags", "global settings changed: " + "; ".join(changed))
-        return self.digest()
+        return fences.audit_worker(self, _watched())
 
 
 def _exec_module(src, name, path):

@@ -73,6 +73,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 _perf = time.perf_counter  # captured before any candidate code runs in this process (as evaluator's are)
 _cuda_sync = torch.cuda.synchronize
 _Event = getattr(torch._C, "_CudaEventBase", None)
+_modes = (torch._C._len_torch_function_stack, torch._C._len_torch_dispatch_stack)
 
 # ---------------------------------------------------------------------------- verdicts
 
@@ -310,6 +311,24 @@ def send_buffers(w, payload, fd):
     if fd is not None:  # kept open: the session's next candidate gets the same memfd
         send_handle(w.conn, fd, 0)
     w.reply()
+
+
+def receive_buffers(w, template, payload, sets):
+    """A worker's buffers from the judge (side_buffers): `sets` lists of forward arguments and one output
+    buffer per output, in memory shared with the judge alone (CUDA: the IPC handle of an arena alone in its segment;
+    CPU: an unnamed memfd sent over this worker's own socket, so no file or socket of the evaluation names it)."""
+    if w.cuda:
+        tensors = views(*payload)
+    else:
+        import mmap
+        from multiprocessing.reduction import recv_handle
+        fd = recv_handle(w.conn)
+        mem = mmap.mmap(fd, max(1, arena_size(payload)))
+        os.close(fd)
+        tensors = views(mem, payload)
+    stage, recv = unpack(template, tensors, sets)
+    w._own(stage=stage, recv=recv,
+           in_ranges=[(t.data_ptr(), t.nbytes) for args in stage for t in args if isinstance(t, torch.Tensor)])
 
 
 def nbytes(shape, stride, dtype):
@@ -1410,6 +1429,33 @@ class Session:
 
 # ---------------------------------------------------------------------------- guards: watches, flags, the L2, the hold
 
+def prepare_worker(w, env, namespaces):
+    """Worker.prepare, before any candidate code: start what the harness needs, take the baselines the audits
+    compare with, and return their digest, which the judge keeps (the worker's copies are reachable by the
+    candidate)."""
+    if w.cuda:
+        blocking_sync(torch.device(w.device).index or 0)  # before the context exists
+        if torch.device(w.device).index is not None:
+            torch.cuda.set_device(torch.device(w.device))
+        torch.ones(1, device=w.device).sum().item()  # the CUDA context exists before the baselines
+        l2 = getattr(torch.cuda.get_device_properties(w.device), "L2_cache_size", 64 << 20)
+        w._own(flush_buf=torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=w.device),
+               hold=gpu_hold(w.device))  # before any candidate code: its own kernel
+    (torch.randn(256, 256) @ torch.randn(256, 256)).sum()  # start the CPU thread pool before the baselines
+    os.environ.update(env)
+    for name in ("torch.utils.cpp_extension", "torch._dynamo", "torch.profiler"):  # imports change torch's attrs
+        importlib.import_module(name)  # (dynamo wraps torch.manual_seed); dynamo is usually preloaded by the
+        # forkserver, cpp_extension never (importing it queries CUDA, which forked children cannot inherit)
+    # torch.compile compiles in this process, not in a pool of child processes (which would be background work);
+    # set here, not through the environment: the forkserver read that when it imported dynamo
+    importlib.import_module("torch._inductor.config").compile_threads = 1
+    serve_builds(w, local=False)
+    torch_code()  # the code objects torch has now: only these count as torch patching itself
+    w.attrs, w.flags0 = attr_ids(namespaces), global_flags()
+    w.numerics = numeric_flags()
+    return w.digest()
+
+
 def watched(harness, worker):
     """name -> (object, whether added attributes count too) for the namespaces a candidate must leave alone
     (harness: evaluator's module, worker: its Worker class)."""
@@ -1476,6 +1522,67 @@ def torch_own(v):
     v = getattr(v, "__func__", v) if isinstance(v, (types.MethodType, staticmethod, classmethod)) else v
     code = v.__code__ if isinstance(v, types.FunctionType) else None
     return code is not None and _TORCH_CODE.get(id(code)) is code
+
+
+WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "flush_buf", "hold", "attrs", "flags0", "mod",
+                "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # every attribute the harness gives it
+
+
+def after_forward_watch(harness, worker_cls):
+    """[(name, namespace, a copy of its dict)] for what the harness touches right after forward returns (tensor methods,
+    builtins, itself: harness is evaluator's module, worker_cls its Worker), which after_forward compares."""
+    return [(name, o, dict(vars(o))) for name, o in (
+        ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase), ("builtins", builtins),
+        ("harness", harness), ("fences", sys.modules[__name__]), ("Worker", worker_cls),
+        ("Connection", _mpc.Connection), ("_ConnectionBase", _mpc._ConnectionBase))]
+
+
+def after_forward(w, worker_cls):
+    """Raise if forward left a torch function or dispatch mode active or replaced anything the harness touches
+    next (checked before the harness uses them: a patch undone later would escape the audits)."""
+    if any(n() for n in _modes):
+        raise Verdict("rejected", "monkeypatch", "forward left a torch function or dispatch mode active")
+    changed = [f"{name}.{k}" for name, o, before in w.guard for now in (vars(o),)
+               if not unchanged(now, before)  # ~80 us for the 1,163 names; the check below ~250 us
+               for k in before.keys() | now.keys()  # by name (`is`: no candidate __eq__ runs here)
+               if before.get(k) is not now.get(k) and not torch_own(now.get(k))]
+    changed += [f"worker.{k}" for k, v in w.owned.items() if vars(w).get(k) is not v]
+    changed += [f"worker.{k}" for k in vars(w).keys() - WORKER_ATTRS]  # a method shadowed on the instance
+    changed += [] if type(w) is worker_cls and type(w.conn).__module__ == "multiprocessing.connection" \
+        else ["worker's class or connection"]
+    if changed:
+        raise Verdict("rejected", "monkeypatch", f"forward replaced {', '.join(sorted(changed)[:8])}")
+
+
+def background_probe(w, outs, snap, same):
+    """On correctness calls: is the output still changing after forward returned? A change after the full
+    synchronize (w.recv was copied after it) comes from the host, so it is asked first: a thread that queues
+    work was labelled side_stream when its writes landed just before that synchronize (a5cac3c, H100)."""
+    time.sleep(0.02)
+    if w.cuda:
+        _cuda_sync()
+    if any(not same(r, o) for r, o in zip(w.recv, outs)):
+        raise Verdict("rejected", "background_thread", "the output changed after forward returned: work "
+                      "continues in the background")
+    if w.cuda and any(s is not None and not same(s, r) for s, r in zip(snap, w.recv)):
+        raise Verdict("rejected", "side_stream", "the output was still being written after forward returned and "
+                      "its stream finished: work on another stream is not joined to the current stream")
+
+
+def audit_worker(w, namespaces):
+    """The worker's audit (Worker.audit): its constants, the watched namespaces, tracing hooks, global flags; the
+    digest of its baselines."""
+    w._check_consts()
+    getters = (sys.getprofile, sys.gettrace, threading.getprofile, threading.gettrace)
+    hooks = [f"{f.__module__}.{f.__name__[3:]}" for f in getters if f() is not None]
+    bad = patched(w.attrs, namespaces) + hooks
+    if bad:
+        raise Verdict("rejected", "monkeypatch", f"replaced: {', '.join(sorted(bad)[:8])}")
+    now = global_flags()
+    changed = [f"{k}: {w.flags0[k]} -> {now[k]}" for k in now if now[k] != w.flags0[k]]
+    if changed:
+        raise Verdict("rejected", "backend_flags", "global settings changed: " + "; ".join(changed))
+    return w.digest()
 
 
 _CUDART = []  # the CUDA runtime torch loaded, found once (before any candidate code runs in the worker)
