@@ -113,8 +113,8 @@ class Options:
     build_timeout_s: float = 900.0  # seconds a C++/CUDA build may take
     eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
-    pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (on an H200,
-                                 # unpinned, two processes' harness overheads differ by 5-11%: RESULTS.md on the clock)
+    pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (unpinned,
+                                 # two processes' harness overheads differ: RESULTS.md on the clock)
     host_clock: bool = True      # CUDA: charge CPU time in the call beyond the reference's (work the hold would hide)
     clean_rounds: int = 10       # rounds of the reference alone once the candidate's processes ended, which cap what
                                  # its paired rounds cost (work the candidate left on the GPU slows those only)
@@ -630,8 +630,8 @@ def _phase_probe(s, xs, tols):
 def _profile(s, cand_src, hold, known):
     """(speedup kind, the result's note): the candidate's own kernel, library calls, or the reference's own ops.
     The reference, whose ops are the same for every candidate, is profiled once a session (known): its worker then
-    times every candidate after one profile, as each candidate's worker does (profiled for each candidate, a 7 us
-    reference's level moved by up to 20% from one candidate to the next on an H100; RESULTS.md on the clock)."""
+    times every candidate after one profile, as each candidate's worker does (a profile moves the level of the calls
+    after it: RESULTS.md on the clock)."""
     cuda = s.device.startswith("cuda")
     if "profile" not in known:
         known["profile"] = s.w["ref"]("profile", 0)
@@ -914,8 +914,8 @@ def _spread(xs):
 
 def _level(xs):
     """A clock's level over the timed calls: the mean of the medians of the even and of the odd calls. Rounds
-    alternate the two buffer sets, and a side's time can alternate with them (on an H200 a 7 us reference took 6.8 and
-    7.6 us on alternate calls, RESULTS.md on the clock): the median of such a mixture falls anywhere between the two."""
+    alternate the two buffer sets, and a side's time can alternate with them (RESULTS.md on the clock): the median of
+    such a mixture falls anywhere between the two."""
     return statistics.median(xs) if len(xs) < 2 else (statistics.median(xs[0::2]) + statistics.median(xs[1::2])) / 2
 
 
@@ -923,21 +923,20 @@ def charge(clock, slack=0.02, rel=(0.05, 0.03)):
     """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's[, host] ms) per timed
     call, and (clock["clean"], optional) the reference's rounds once no candidate process was left.
 
-    Levels are _level()s over the calls. The reference costs the level of its precise clock: CUDA events on
-    forward's stream from the end of the hold (GPU time), or on CPU the host's clock around forward. The candidate
-    costs the larger of its precise clock and two bounds, one per wider clock: the worker's (forward to the end of
-    the copy-out: side streams and work hidden in the harness) and the judge's (from before it writes the inputs to
-    the answer: everything, and no code of the candidate's can touch it). A bound is the candidate's level on that
-    clock less the reference's level of overhead there (the part of the wider clock beyond the precise one) less an
-    allowance for noise, the largest of: `slack` x the reference's time; rel[clock] x that overhead (two processes
-    running the same code differ there by up to ~5% of the worker's overhead and ~3% of the judge's: on an H200 up
-    to 48 us of ~0.8 ms and 70 us of ~1.9 ms, bench/RESULTS.md); what that clock cannot resolve (3 x the IQR of the
-    reference's overhead there / sqrt(rounds)). Hidden work under the allowance is free; forged precise or worker
-    clocks leave the judge's. The host clock (CUDA: the CPU time forward's thread spent in forward and every other
-    thread of the worker spent in the call) bounds the candidate too, less the reference's level there and the same
-    kind of allowance: CPU work that the GPU hold hides from the other clocks is charged. Every level of the
-    reference is capped by its clean level (fences.clean_cap): GPU work the candidate left running while the
-    reference was timed cannot raise the reference's time or the overhead subtracted from the candidate's bounds.
+    Levels are _level()s over the calls. The reference costs the level of its precise clock: CUDA events on forward's
+    stream from the end of the hold (GPU time), or on CPU the host's clock around forward. The candidate costs the
+    larger of its precise clock and two bounds, one per wider clock: the worker's (forward to the end of the copy-out:
+    side streams and work hidden in the harness) and the judge's (from before it writes the inputs to the answer:
+    everything, and no code of the candidate's can touch it). A bound is the candidate's level on that clock less the
+    reference's level of overhead there (the part of the wider clock beyond the precise one) less an allowance for
+    noise, the largest of: `slack` x the reference's time; rel[clock] x that overhead (two processes running the same
+    code differ there by up to ~5% of the worker's overhead and ~3% of the judge's, bench/RESULTS.md); what that clock
+    cannot resolve (3 x the IQR of the reference's overhead there / sqrt(rounds)). Hidden work under the allowance is
+    free; forged precise or worker clocks leave the judge's. The host clock (CUDA: the CPU time forward's thread spent
+    in forward and every other thread of the worker spent in the call) bounds the candidate too, less the reference's
+    level there and the same kind of allowance: CPU work that the GPU hold hides from the other clocks is charged. Every
+    level of the reference is capped by its clean level (fences.clean_cap): GPU work the candidate left running while
+    the reference was timed cannot raise the reference's time or the overhead subtracted from the candidate's bounds.
 
     >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
     (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
@@ -1184,8 +1183,7 @@ class Worker:
         _device_sync(self.device)  # a C function held since import: no patch reaches it
         held = _elapsed(ev[2], ev[0]) if hold else 0.0
         precise = _elapsed(ev[0], ev[1]) if self.cuda else (t1 - t0) * 1e3
-        fences.after_forward(self, Worker)  # the harness' own overhead (bench/RESULTS.md, ef2eecf): on the worker's
-        # clock
+        fences.after_forward(self, Worker)  # the harness' own overhead: on the worker's clock
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape",
@@ -1204,8 +1202,8 @@ class Worker:
         _device_sync(self.device)
         ms = (_perf() - t0) * 1e3 - held  # the worker's clock: forward, the synchronize, the guard, the copy-out
         host = ((_cpu() - cpu0) - (_thread_cpu() - own0) + fwd) * 1e3 if self.cuda else None
-        # threads this call started, still running: counted before the probe's wait (counted after it, a thread that
-        # woke during the probe's first comparison and exited was missed: a5cac3c, H100)
+        # threads this call started, still running: counted before the probe's wait (after it, a thread that wakes
+        # during the probe's first comparison and exits would be missed)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())
         if probe:
             fences.background_probe(self, outs, snap, _same)

@@ -26,9 +26,11 @@ Covered (each with the corpus files, under tests/corpus/, that exercise it):
                reference's worker, a worker per candidate, the evaluation's time bounded), builds in parallel build
                processes (build_all), evaluate_many's queue. failures/infinite_loop, failures/os_exit,
                honest/cpp_build_* (sessions and builds: tests/test_evaluator.py).
-    guards     watched attributes and torch's own code, global flags, the persisting-L2 limit, the GPU hold.
-               hacks/monkeypatch_*, hacks/harness_*, hacks/report_*, hacks/baseline_rewrite_clock, hacks/flag_*,
-               hacks/cuda_persisting_l2, hacks/cuda_hold_tell_shortcut.
+    guards     the worker's baselines (prepare_worker); watched attributes and torch's own code, checked after every
+               forward (after_forward) and at each audit (audit_worker); the output probed after forward
+               (background_probe); global flags, the persisting-L2 limit, the GPU hold. hacks/monkeypatch_*,
+               hacks/harness_*, hacks/report_*, hacks/baseline_rewrite_clock, hacks/flag_*, hacks/cuda_persisting_l2,
+               hacks/cuda_hold_tell_shortcut, hacks/cuda_side_stream.
 Not covered (THREATS.md, "Does not protect against", says each in full): code that forges its own worker's reports
 (the judge compares values and owns the bounding clock); host RAM limits on the CPU; services outside the evaluation
 that start processes on request; setsid without seccomp, files and signals without Landlock (before Linux 5.13 and
@@ -1226,9 +1228,8 @@ def uses_extension(src):
 
 
 def default_jobs(cores=None):
-    """Builds at once: one per core. A CUDA build is one compiler most of its time (main.cpp, ~10 s with the shared
-    .gch, beside nvcc's ~40 s): half as many, two compilers each, left ~40% of the cores idle
-    (bench/RESULTS.md on throughput)."""
+    """Builds at once: one per core (a CUDA build is one compiler most of its time, main.cpp beside nvcc: fewer builds
+    with more compilers each leave cores idle; bench/RESULTS.md on throughput)."""
     return max(1, cores or os.cpu_count() or 2)
 
 
@@ -1543,7 +1544,7 @@ def after_forward(w, worker_cls):
     if any(n() for n in _modes):
         raise Verdict("rejected", "monkeypatch", "forward left a torch function or dispatch mode active")
     changed = [f"{name}.{k}" for name, o, before in w.guard for now in (vars(o),)
-               if not unchanged(now, before)  # ~80 us for the 1,163 names; the check below ~250 us
+               if not unchanged(now, before)  # by identity first: the check by name below only where it fails
                for k in before.keys() | now.keys()  # by name (`is`: no candidate __eq__ runs here)
                if before.get(k) is not now.get(k) and not torch_own(now.get(k))]
     changed += [f"worker.{k}" for k, v in w.owned.items() if vars(w).get(k) is not v]
@@ -1556,8 +1557,8 @@ def after_forward(w, worker_cls):
 
 def background_probe(w, outs, snap, same):
     """On correctness calls: is the output still changing after forward returned? A change after the full
-    synchronize (w.recv was copied after it) comes from the host, so it is asked first: a thread that queues
-    work was labelled side_stream when its writes landed just before that synchronize (a5cac3c, H100)."""
+    synchronize (w.recv was copied after it) comes from the host, so it is asked first: a thread that queues work
+    whose writes land just before that synchronize is background_thread, not side_stream."""
     time.sleep(0.02)
     if w.cuda:
         _cuda_sync()
