@@ -25,10 +25,10 @@ BUDGETS = {  # file: (lines, bytes)
     "rl.py": (2100, 132_000),  # + the chain (--stage all), the help groups, the resume checks: a later cut is due
     "cudal1.py": (375, 20_000),
     "prompts.py": (310, 18_000),
-    "fences.py": (1420, 74_000),  # the walls evaluator.py calls by name, all of them now: its size plus ~10%
+    "fences.py": (1860, 98_000),  # the walls and the caller's side (sessions, builds in parallel): its size plus ~10%
 }
-NOT_MET_YET = {"evaluator.py"}  # the walls are in fences.py; the caller's side (batch scheduling, builds,
-# sessions) and the procedure's own length still stand between evaluator.py and its budget
+NOT_MET_YET = {"evaluator.py"}  # the walls and the caller's side are in fences.py; the procedure's own length
+# (1,451 lines) still stands between evaluator.py and its budget
 TREE_BUDGET = 25_000_000  # bytes of tracked files: a clone stays small; run outputs live in git history
 
 
