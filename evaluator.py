@@ -15,8 +15,9 @@ The candidate is adversarial code written by a policy that is paid for speed. On
     alone (clean rounds) and the charge;
  6. a Result with a named status, its reason starting with the check that fired (llm.c's discipline: reference
     first, correctness gate, then timing).
-The walls (sandbox, process groups, audits, the L2 flush, the GPU hold) live in fences.py, called here by name.
-evaluate_many keeps the judge and the reference's worker for a task's next candidate. THREATS.md says what is
+The walls (sandbox, process groups, audits, the L2 flush, the GPU hold) live in fences.py, called here by name, and
+so do the caller's processes: evaluate_many keeps the judge and the reference's worker for a task's next candidate
+(fences.Session) and builds in parallel (fences.build_all). THREATS.md says what is
 protected, by which check and where, what is not, and where this departs from CUDA-L1's evaluator; tests/corpus
 holds one file per attack. Sections: Result and Options; the API and the caller's side; static checks; the judge's
 steps; numerics (tolerance, oracle, charge); the worker; tasks; the CLI.
