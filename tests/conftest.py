@@ -1,6 +1,7 @@
 """Shared test setup."""
 import atexit
 import functools
+import glob
 import os
 import shutil
 import tempfile
@@ -21,6 +22,11 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(SCRATCH, "inductor")
 os.environ["PYTEST_DEBUG_TEMPROOT"] = SCRATCH  # pytest's tmp_path root (read when the first test asks for one)
 # at exit, after the handlers registered later (multiprocessing's, the evaluator's) have run
 atexit.register(functools.partial(shutil.rmtree, SCRATCH, ignore_errors=True))
+# fences.pin's lock files (one per CPU pair, shared by every process on the machine, so never removed by pin itself):
+# those the tests created go at exit
+PIN_LOCKS = set(glob.glob(os.path.join(tempfile.gettempdir(), "cudal1-cpus-*.lock")))
+atexit.register(lambda: [os.remove(f) for f in set(glob.glob(os.path.join(tempfile.gettempdir(), "cudal1-cpus-*.lock")))
+                         - PIN_LOCKS if os.path.exists(f)])
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
