@@ -4,6 +4,7 @@ import functools
 import glob
 import os
 import shutil
+import socket
 import tempfile
 
 # The README's CPU setting, for the evaluator's processes too (they inherit it from the forkserver, started later):
@@ -27,6 +28,30 @@ atexit.register(functools.partial(shutil.rmtree, SCRATCH, ignore_errors=True))
 PIN_LOCKS = set(glob.glob(os.path.join(tempfile.gettempdir(), "cudal1-cpus-*.lock")))
 atexit.register(lambda: [os.remove(f) for f in set(glob.glob(os.path.join(tempfile.gettempdir(), "cudal1-cpus-*.lock")))
                          - PIN_LOCKS if os.path.exists(f)])
+MP_DIRS = set(glob.glob(os.path.join(tempfile.gettempdir(), "pymp-*")))
+
+
+def _listened(folder):
+    """Does a process still accept connections on a socket in this folder (a live forkserver's listener)?"""
+    for path in glob.glob(os.path.join(folder, "*")):
+        with socket.socket(socket.AF_UNIX) as s:
+            try:
+                s.connect(path)
+                return True
+            except OSError:
+                pass
+    return False
+
+
+def _remove_dead_mp_dirs():
+    """multiprocessing's folders left by processes a test killed (SIGKILL skips their exit handlers): those created
+    during the tests whose forkserver is gone."""
+    for folder in set(glob.glob(os.path.join(tempfile.gettempdir(), "pymp-*"))) - MP_DIRS:
+        if not _listened(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+atexit.register(_remove_dead_mp_dirs)
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
