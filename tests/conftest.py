@@ -1,5 +1,6 @@
 """Shared test setup."""
 import atexit
+import contextlib
 import functools
 import glob
 import os
@@ -23,12 +24,10 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(SCRATCH, "inductor")
 os.environ["PYTEST_DEBUG_TEMPROOT"] = SCRATCH  # pytest's tmp_path root (read when the first test asks for one)
 # at exit, after the handlers registered later (multiprocessing's, the evaluator's) have run
 atexit.register(functools.partial(shutil.rmtree, SCRATCH, ignore_errors=True))
-# fences.pin's lock files (one per CPU pair, shared by every process on the machine, so never removed by pin itself):
-# those the tests created go at exit
-PIN_LOCKS = set(glob.glob(os.path.join(tempfile.gettempdir(), "cudal1-cpus-*.lock")))
-atexit.register(lambda: [os.remove(f) for f in set(glob.glob(os.path.join(tempfile.gettempdir(), "cudal1-cpus-*.lock")))
-                         - PIN_LOCKS if os.path.exists(f)])
-MP_DIRS = set(glob.glob(os.path.join(tempfile.gettempdir(), "pymp-*")))
+
+
+def _in_tmp(pattern):
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), pattern)))
 
 
 def _listened(folder):
@@ -43,15 +42,22 @@ def _listened(folder):
     return False
 
 
-def _remove_dead_mp_dirs():
-    """multiprocessing's folders left by processes a test killed (SIGKILL skips their exit handlers): those created
-    during the tests whose forkserver is gone."""
-    for folder in set(glob.glob(os.path.join(tempfile.gettempdir(), "pymp-*"))) - MP_DIRS:
+BEFORE = _in_tmp("cudal1-cpus-*.lock") | _in_tmp("pymp-*")  # what was there before the tests
+
+
+def _remove_what_the_tests_left():
+    """What the tests created in TMPDIR and nothing removes: fences.pin's lock files (one per CPU pair, shared by every
+    process on the machine, so pin never removes them), and multiprocessing's folders of processes a test killed
+    (SIGKILL skips their exit handlers) whose forkserver is gone."""
+    for lock in _in_tmp("cudal1-cpus-*.lock") - BEFORE:
+        with contextlib.suppress(OSError):
+            os.remove(lock)
+    for folder in _in_tmp("pymp-*") - BEFORE:
         if not _listened(folder):
             shutil.rmtree(folder, ignore_errors=True)
 
 
-atexit.register(_remove_dead_mp_dirs)
+atexit.register(_remove_what_the_tests_left)
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
