@@ -629,7 +629,7 @@ def layers_recomputed(cfg, model):
     outside the forward's autocast(cfg): it gets autocast(cfg) again, so it picks the same attention backend (on the
     H200 the recompute ran cuDNN's, not the forward's memory-efficient one, and checkpoint stopped the update).
     --recompute auto turns it on for CUDA only: on the CPU (the demo's 0.33M policy) memory is not what limits a
-    step, and the extra forward is a third of the update's time."""
+    step, and the extra forward would only lengthen the update."""
     on = cfg.recompute == "on" or cfg.recompute == "auto" and str(cfg.device).startswith("cuda")
     layers = getattr(model.get_decoder(), "layers", None) if on and hasattr(model, "get_decoder") else None
     for layer in layers or []:
