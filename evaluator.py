@@ -292,7 +292,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     if q.errors:
         raise q.errors[0]
     if phases is not None:
-        compiled = sum(f.stat().st_mtime >= t0 for f in fences.build_root().glob("*/built"))  # written in this call
+        compiled = sum(f.stat().st_mtime >= t0 for f in fences.build_root().glob("*/*/built"))  # written in this call
         wait = sum(q.waited.values()) / len(q.waited) if overlap else q.builds_end - t0  # mean over the threads
         for k, v in dict(build_s=q.builds_end - t0, evaluate_s=q.last - (q.first or q.last), build_wait_s=wait,
                          builds=len(built), build_failed=len(q.failed), compiled=compiled,
@@ -397,8 +397,8 @@ def judge_main(out, ref_conn, ref_src, device, env, logdir):
         torch.cuda.set_device(torch.device(device))  # no context on any other GPU
     from multiprocessing.reduction import recv_handle
 
-    def builds(spec):  # a worker's build request: the caller runs it outside the sandbox
-        out.send(("build", spec))
+    def builds(spec, role):  # a worker's build request (checked data): the caller runs it outside the sandbox
+        out.send(("build", spec, fences.owner_of(ref_src if role == "reference" else cand_src)))
         return out.recv()
 
     def turn(what):  # "go" (candidate code may run) or "clock" (the device alone): the caller says when; seconds waited
@@ -407,12 +407,12 @@ def judge_main(out, ref_conn, ref_src, device, env, logdir):
         out.send((what,))
         out.recv()
         return _perf() - t
-    ref, known = fences.Remote(ref_conn, "reference", Options.call_timeout_s, builds), {}
+    ref, known, cand_src = fences.Remote(ref_conn, "reference", Options.call_timeout_s, builds, REPLIES), {}, ""
     while (msg := out.recv())[0] == "candidate":
         _, cand_src, opts, cand_logdir, plan = msg
         o = Options(**opts)
-        cand, ref.timeout = fences.Remote(_mpc.Connection(recv_handle(out)), "candidate", o.call_timeout_s, builds), \
-            o.call_timeout_s
+        cand = fences.Remote(_mpc.Connection(recv_handle(out)), "candidate", o.call_timeout_s, builds, REPLIES)
+        ref.timeout = o.call_timeout_s
         try:
             res = judge(ref, cand, ref_src, cand_src, device, o, env, (logdir, cand_logdir), turn, known, plan)
         except Verdict as v:
@@ -590,12 +590,12 @@ def _correctness_gate(s, checks, model64, o):
     recv = s.recv
     tols, worst = [0.0] * len(recv["ref"]), 0.0
     for i, (kind, make) in enumerate(checks):
-        where, xs = f"input set {i + 1}", make()
-        s.call("ref", 0, xs, where)
+        where, xs, b = f"input set {i + 1}", make(), i % len(s.stage["ref"])  # both buffer sets, as timed rounds
+        s.call("ref", b, xs, where)
         refs = [_keep(r, s.host) for r in recv["ref"]]
         want = _oracle(model64, xs, "cpu" if s.host else s.device) or [r.double() for r in refs]
         fixed = [_tolerance(r, w, o, where) for r, w in zip(refs, want)]
-        started = s.call("cand", 0, xs, where)
+        started = s.call("cand", b, xs, where)
         del xs
         for j, (r, c, w, tol) in enumerate(zip(refs, recv["cand"], want, fixed)):
             c = _keep(c, s.host)  # the answer as it stood at the reply: the candidate's memory may change later
@@ -988,14 +988,16 @@ def _same(a, b):
 
 # ---------------------------------------------------------------------------- worker: runs Model or ModelNew
 
-def worker_main(conn, device, logdir, role, nice=0):
+def worker_main(conn, device, logdir, role, nice=0, owner=None):
     """A worker process: answer the judge's messages until told to stop or until the first failure. nice: a build
-    process's niceness (builds alongside timed evaluations yield the cores to them)."""
+    process's niceness (builds alongside timed evaluations yield the cores to them); owner: the build cache folder a
+    build process may write (fences.owner_of its source). Every answer is data (fences.send_data), of the shape
+    REPLIES names for the request; the judge's messages to it are the trusted side's."""
     # every thread started from here on (CUDA's, OpenMP's) blocks them too: none can take a signal whose handler
     # would run in the main thread inside the harness (run)
     if not role.startswith("build"):
         _sigmask(signal.SIG_BLOCK, _SIGNALS)
-    fences.confine_worker(logdir, role, nice)
+    fences.confine_worker(logdir, role, nice, owner)
     worker = Worker(device, conn)
     while True:
         try:
@@ -1014,9 +1016,17 @@ def worker_main(conn, device, logdir, role, nice=0):
                     "oom" if "can't allocate memory" in text or "out of memory" in text else "exception")
             v = _as_verdict(e, "runtime_error", kind) if isinstance(e, Exception) else None
             reply = ("fail", v.status, v.check, v.reason) if v else ("fail", "runtime_error", kind, _describe(e))
-        conn.send(reply)
+        fences.send_data(conn, reply)
         if reply[0] == "fail":
             return
+
+
+# The shape of each answer (fences.fits) the judge accepts from a worker, by the request's name: anything else, or
+# anything that is not data, is `wire` (fences.recv_data)
+PROFILE = fences.Either({"error": str, "has_ext": bool},
+                        {"ops": {str: int}, "other_ops": [str], "kernels": [str], "ext_calls": int, "has_ext": bool})
+REPLIES = {"pid": int, "prepare": str, "audit": str, "held": bool, "buffers": None, "setup": None, "mode": None,
+           "prep": None, "profile": PROFILE, "run": (float, float, fences.Either(float, None), bool, int)}
 
 
 def _watched():
@@ -1032,6 +1042,7 @@ class Worker:
     def __init__(self, device, conn=None):
         self.device, self.cuda, self.conn = device, device.startswith("cuda"), conn
         self.model, self.owned, self.exts = None, {}, []  # owned: the harness' own attributes, as it set them (_own)
+        self.owner = None  # the build cache folder of the source it runs (fences.owner_of), where its builds are
         self._own(flush_buf=None, hold=None)
         torch.set_grad_enabled(False)
 
@@ -1046,7 +1057,9 @@ class Worker:
             raise _as_verdict(e, "compile_error", "import") from None
 
     def prebuild(self, src, env, ref_src=None):
-        """In a build process: run the module (and construct ModelNew) so that its builds are compiled here."""
+        """In a build process: run the module (and construct ModelNew) so that its builds are compiled here. Returns
+        the precompiled headers its builds wished for (fences.PCH_WISHES)."""
+        self.owner = fences.owner_of(src)
         fences.serve_builds(self, local=True)
         init_args = _exec_module(ref_src, "reference", Path(tempfile.gettempdir()) / "ref.py").get_init_inputs() \
             if ref_src else None
@@ -1054,18 +1067,22 @@ class Worker:
         if init_args is not None and isinstance(getattr(mod, "ModelNew", None), type):
             with contextlib.suppress(Exception):  # a constructor that fails fails again in its worker, with a verdict
                 mod.ModelNew(*init_args)
+        return fences.PCH_WISHES
 
-    def build_spec(self, spec, env):
-        """In a build process: compile one load_inline / load call a worker asked for."""
+    def build_spec(self, spec, env, owner):
+        """In a build process: compile one load_inline / load call a worker asked for, into owner's folder."""
         os.environ.update(env)
         try:
-            fences.compile_spec(spec, fences.spec_dir(spec, self.device))
+            fences.compile_spec(spec, fences.spec_dir(spec, self.device, owner))
+        except Verdict:
+            raise
         except Exception as e:
             raise Verdict("compile_error", "build", short(e)) from None
+        return fences.PCH_WISHES
 
     def request_build(self, spec):
         """In a worker: ask the judge for a build (the caller runs it outside the sandbox) and wait for it."""
-        self.conn.send(("build", spec))
+        fences.send_data(self.conn, ("build", spec))
         ans = self.conn.recv()
         if ans[0] != "built":
             raise RuntimeError(f"Error building extension '{spec['args']['name']}': {ans[1]}")
@@ -1083,6 +1100,7 @@ class Worker:
         if confine:  # from here on: writes only under a temp dir of its own and /dev, no signals or ptrace outside
             fences.confine(logdir)
         name = cls_name.lower()
+        self.owner = fences.owner_of(src)
         self.mod, self.consts = self.build(src, env, name, Path(logdir) / f"{name}.py"), consts
         self._check_consts()
         cls = getattr(self.mod, cls_name, None)
@@ -1112,10 +1130,6 @@ class Worker:
 
     def held(self):
         return self.hold is not None
-
-    def shapes(self, b):
-        out = self.model(*self.stage[b])
-        return [(tuple(o.shape), o.dtype) for o in _flatten(out)]
 
     def pid(self):
         return os.getpid()  # asked before any candidate code runs, so the answer is the harness's
@@ -1444,6 +1458,7 @@ def main(argv=None):
 if os.environ.pop("CUDAL1_FORKSERVER", None) == str(os.getppid()):  # this is the forkserver, importing its preloads
     fences.seal(secret=False)
     fences.serve_only(os.getppid())
+    fences.subreaper()
     fences.torch_code()  # once here (~0.4 s): every worker inherits it and walks only the modules it imports later
 
 

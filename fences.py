@@ -98,6 +98,122 @@ def short(text, lines=25, width=4000):
     return re.sub(r"/[^\s:]*/(?=[\w.-]+\.(?:cpp|cu|cuh|h|hpp|py)\b)", "", "\n".join(keep))[-width:]  # bare file names
 
 
+# ---------------------------------------------------------------------------- wire: data only from untrusted processes
+
+# A process that has run, imported or built candidate code (a worker, a build process) is untrusted for the rest of its
+# life, and so is every byte it sends: `Connection.recv()` is `pickle.loads`, and an object with a `__reduce__` runs
+# code in whoever receives it. Such processes send JSON (send_data); the trusted side reads one bounded message
+# (recv_data) and checks it against the shape it expects (fits): exact types only, a `str` subclass never arrives
+# (JSON has none). The trusted side's own messages (the caller's and the judge's, to workers and builds) stay pickled.
+
+WIRE_MAX = 4 << 20  # bytes of one message from an untrusted process (a build spec's sources are the largest)
+
+
+class Either:
+    """A shape of fits(): any one of these shapes."""
+
+    def __init__(self, *shapes):
+        self.shapes = shapes
+
+
+def fits(value, shape):
+    """Does JSON data `value` have `shape`: a type (float takes an int too; None is None), [s] (a list of s),
+    (s1, s2, ...) (a list of exactly these), {key: s} (a dict with exactly these keys), {str: s} (a dict of any
+    str keys), Either(...)?
+
+    >>> fits([1.5, 2, None, True, 3], (float, float, Either(float, None), bool, int))
+    True
+    >>> fits(["x", "y"], [int])
+    False
+    """
+    if isinstance(shape, Either):
+        return any(fits(value, s) for s in shape.shapes)
+    if shape is None:
+        return value is None
+    if shape is float:
+        return type(value) in (int, float)
+    if isinstance(shape, type):
+        return type(value) is shape
+    if isinstance(shape, list):
+        return type(value) is list and all(fits(v, shape[0]) for v in value)
+    if isinstance(shape, tuple):
+        return type(value) is list and len(value) == len(shape) and all(map(fits, value, shape))
+    if type(value) is not dict:
+        return False
+    if list(shape) == [str]:
+        return all(type(k) is str and fits(v, shape[str]) for k, v in value.items())
+    return value.keys() == shape.keys() and all(fits(value[k], s) for k, s in shape.items())
+
+
+def send_data(conn, msg):
+    """What an untrusted process sends: msg as JSON (tuples arrive as lists), never a pickle."""
+    conn.send_bytes(json.dumps(msg).encode())
+
+
+def recv_data(conn, who):
+    """One message from an untrusted process, as JSON data: a non-empty list whose first item is a str. Anything else
+    (a pickle, bytes that are not JSON, a message over WIRE_MAX) is Verdict `wire`; EOFError when it has ended."""
+    try:
+        raw = conn.recv_bytes(WIRE_MAX)
+    except OSError as e:  # (a message over the bound; a connection reset ends like EOF)
+        if isinstance(e, ConnectionResetError):
+            raise EOFError from None
+        raise Verdict("rejected", "wire", f"the {who} process sent a message over {WIRE_MAX} bytes") from None
+    try:
+        msg = json.loads(raw)
+    except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
+        raise Verdict("rejected", "wire", f"the {who} process sent a message that is not data (JSON): "
+                      f"{bytes(raw[:40])!r}...") from None
+    if type(msg) is not list or not msg or type(msg[0]) is not str:
+        raise Verdict("rejected", "wire", f"the {who} process sent {type(msg).__name__} data, not a message")
+    return msg
+
+
+FAILURES = ("compile_error", "runtime_error", "wrong_output", "timeout", "rejected")  # what a worker may report
+
+
+def failure(msg, who):
+    """The Verdict a worker's ["fail", status, check, reason] reports (msg: the three after "fail"): a failing status
+    only (never `ok`), a check that is a plain name and never `reference` (the reference's failures are the judge's
+    to name)."""
+    if not (fits(msg, (str, str, str)) and msg[0] in FAILURES and re.fullmatch(r"[a-z_]{1,40}", msg[1])
+            and msg[1] != "reference"):
+        return Verdict("rejected", "wire", f"the {who} process sent a malformed failure: {str(msg)[:200]}")
+    return Verdict(msg[0], msg[1], msg[2][:20000])
+
+
+# candidate flags go into build.ninja, which ninja runs through /bin/sh -c: each flag must be one shell word of
+# harmless characters, and none may load code into the compiler or linker or swap the compiler
+FLAG_CHARS = re.compile(r"[A-Za-z0-9_=+,.:/@%-]+")
+FLAG_DENIED = ("-fplugin", "-B", "-wrapper", "-specs", "--specs", "@", "-Xlinker", "-Wl,-plugin", "-Wl,--plugin",
+               "-ccbin", "--compiler-bindir", "-include", "-imacros", "--include", "-x", "--dryrun", "-o", "-MF")
+FLAG_KEYS = ("extra_cflags", "extra_cuda_cflags", "extra_sycl_cflags", "extra_ldflags", "extra_include_paths")
+
+
+def check_spec(spec):
+    """A build spec (load_inline / load arguments) as data the build may use, or Verdict: `wire` for a malformed spec,
+    `build_flags` (one line naming it) for a flag, name or path that would reach a shell or load code into the
+    compiler."""
+    if not (fits(spec, {"kind": str, "args": {str: Either(str, bool, int, None, [str], [(str, str)], {str: str})}})
+            and spec["kind"] in ("load_inline", "load")):
+        raise Verdict("rejected", "wire", f"malformed build request: {str(spec)[:200]}")
+    args = spec["args"]
+    if not (type(args.get("name")) is str and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,100}", args["name"])):
+        raise Verdict("compile_error", "build_flags", f"extension name {str(args.get('name'))[:80]!r}: use letters, "
+                      "digits and underscores")
+    for key in FLAG_KEYS:
+        flags = args.get(key) or []
+        for flag in [flags] if type(flags) is str else flags:
+            parts = re.split(r"[=,]", flag) if type(flag) is str else []  # (-Xcompiler=-fplugin=..., -Wl,...)
+            if type(flag) is not str or not FLAG_CHARS.fullmatch(flag) or any(x.startswith(FLAG_DENIED) for x in parts):
+                raise Verdict("compile_error", "build_flags", f"{key} {str(flag)[:80]!r} is not allowed: a flag is one "
+                              "word of letters, digits and _=+,.:/@%- and loads no plugin, wrapper or file")
+    for name, _ in args.get("files") or []:
+        if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}", name):
+            raise Verdict("compile_error", "build_flags", f"source file name {name[:80]!r} is not allowed")
+    return spec
+
+
 # ---------------------------------------------------------------------------- memory: one evaluation's bytes, a plan
 
 GIB = 1 << 30
@@ -408,31 +524,42 @@ def blocking_sync(index):
 
 # A candidate may call load_inline / load anywhere (module level, __init__, the first forward). Its worker cannot run
 # ninja (the sandbox denies setpgid), so the harness answers those calls itself: the call's arguments become a build
-# spec, a build process outside the sandbox compiles it (never loading it: none of the candidate's code runs there)
-# into a folder named by the spec's hash, and the worker loads the library from that folder, which it cannot write.
+# spec (data, check_spec), a build process outside the worker's sandbox compiles it into a folder named by the spec's
+# hash under its owner's folder (owner_of: the source that asked), and the worker loads the library from there. A
+# build process may write its owner's folder alone: what one candidate's build leaves in the cache (a library, a
+# `built` mark) only that same source ever reads. torch/extension.h's precompiled header, which every build reads,
+# is made by the trusted side (make_pch), never by a build.
 
 
 def build_root():
     return Path(os.environ.get("CUDAL1_BUILD_DIR", Path.home() / ".cache" / "cudal1" / "builds"))
 
 
-def spec_dir(spec, device):
-    """The build folder of one spec (and torch version, device kind): a repeated build is a cache hit."""
-    text = json.dumps(spec, sort_keys=True, default=str)  # Path arguments as their text
+def owner_of(src):
+    """The build cache's folder name for the builds a source asks for (its hash)."""
+    return hashlib.sha256(src.encode()).hexdigest()[:16]
+
+
+def spec_dir(spec, device, owner):
+    """The build folder of one spec (and torch version, device kind) asked for by source `owner`: a repeated build of
+    the same source is a cache hit."""
+    text = json.dumps(spec, sort_keys=True)
     key = hashlib.sha256(f"{torch.__version__}|{device.split(':')[0]}|{text}".encode()).hexdigest()[:20]
-    return build_root() / key
+    return build_root() / owner / key
 
 
 def _build_spec(kind, real, *args, **kwargs):
-    """The spec of one load_inline / load call: every argument by name, source files read into the spec."""
+    """The spec of one load_inline / load call: every argument by name as plain data (a Path as its text, a tuple as a
+    list), source files read into the spec; check_spec's refusal for a flag that would reach a shell."""
     bound = inspect.signature(real).bind(*args, **kwargs).arguments
     bound.pop("build_directory", None), bound.pop("verbose", None)
     if bound.get("is_standalone"):
         raise RuntimeError("cudal1: load(is_standalone=True) builds an executable; the evaluator serves libraries only")
     if kind == "load":
-        paths = [bound.pop("sources")] if isinstance(bound.get("sources"), str) else list(bound.pop("sources"))
+        paths = [bound.pop("sources")] if isinstance(bound.get("sources"), (str, os.PathLike)) else \
+            list(bound.pop("sources"))
         bound["files"] = [(Path(p).name, Path(p).read_text()) for p in paths]
-    return {"kind": kind, "args": bound}
+    return check_spec(json.loads(json.dumps({"kind": kind, "args": bound}, default=str)))
 
 
 def _library(spec, folder):
@@ -448,12 +575,16 @@ def _library(spec, folder):
     return mod
 
 
+PCH_WISHES = []  # in a build process: [(cxx, flags)] whose precompiled header was missing (its reply carries them)
+
+
 def compile_spec(spec, folder):
     """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does.
     The folder is held under an flock while it builds: a build of the same spec beside it waits, then finds it built
     (or failed). torch's own lock in the folder (a file, FileBaton) outlives a build that was killed (a cut run, a
     build's time limit), and torch waits for it to go away; holding the flock, any such file is a dead build's and
     is removed (bench/RESULTS.md, "what did the walls' docstrings say was measured")."""
+    check_spec(spec)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "building", "w") as mine:
         fcntl.flock(mine, fcntl.LOCK_EX)  # released by the kernel when its holder dies
@@ -490,38 +621,29 @@ def _use_pch(folder):
     once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
     g++ takes the .gch for the header (one it cannot use, it ignores), which more than halves main.cpp's compile
     (bench/RESULTS.md, ec9fa78). The header itself is copied beside it: g++ looks for a second #include of it
-    (cpp_sources that include it, as many do) in the .gch's folder. The first build to need a .gch compiles it; a
-    build beside it meanwhile has its main.cpp wait for it (flock), while nvcc compiles its CUDA side."""
+    (cpp_sources that include it, as many do) in the .gch's folder. A build never writes pch/: where the .gch is
+    missing it builds without one and wishes for it (PCH_WISHES; the trusted side makes it, make_pch); where make_pch
+    is compiling it (it holds the lock), main.cpp waits for it (flock), while nvcc compiles its CUDA side."""
     ninja = folder / "build.ninja"
     text = ninja.read_text() if ninja.exists() else ""
     cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))
     if not (cflags and cxx):
         return
-    from torch.utils.cpp_extension import include_paths
-    header = Path(include_paths()[0]) / "torch" / "extension.h"
     pch, flags = _pch_dir(cxx.group(1), cflags.group(1))
     gch, lock_path = pch / "torch" / "extension.h.gch", pch / "lock"
-    text = text.replace(cflags.group(0), f"cflags = -I{shlex.quote(str(pch))} {cflags.group(1)}", 1)
-    if not gch.with_suffix("").exists():  # (a cache made before the copy: it is added)
-        gch.parent.mkdir(parents=True, exist_ok=True)
-        part = gch.with_suffix(f".{os.getpid()}.h")
-        shutil.copy2(header, part)  # its times too: #pragma once takes it for the header it is
-        part.rename(gch.with_suffix(""))
     if not gch.exists():
-        with open(lock_path, "w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:  # another build is compiling it
-                if not shutil.which("flock"):
-                    return
-                text = text.replace(cxx.group(0), f"cxx = flock -s {shlex.quote(str(lock_path))} {cxx.group(1)}", 1)
-            else:
-                part = gch.with_suffix(f".{os.getpid()}")
-                made = subprocess.run(f"{cxx.group(1)} -x c++-header {flags} {shlex.quote(str(header))} -o {part}",
-                                      shell=True, capture_output=True)
-                if made.returncode or not part.exists():
-                    return part.unlink(missing_ok=True)
-                part.rename(gch)
+        try:
+            with open(lock_path) as lock:  # (read-only: a build cannot write pch/)
+                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except FileNotFoundError:
+            return PCH_WISHES.append((cxx.group(1), flags))
+        except OSError:  # make_pch is compiling it: main.cpp's compiler waits for it
+            if not shutil.which("flock"):
+                return
+            text = text.replace(cxx.group(0), f"cxx = flock -s {shlex.quote(str(lock_path))} {cxx.group(1)}", 1)
+        else:  # a make_pch that ended without one (killed, or the compiler failed): none, and a wish for another try
+            return PCH_WISHES.append((cxx.group(1), flags))
+    text = text.replace(cflags.group(0), f"cflags = -I{shlex.quote(str(pch))} {cflags.group(1)}", 1)
     ninja.write_text(text)
 
 
@@ -532,16 +654,87 @@ def _pch_dir(cxx, cflags):
     return build_root() / "pch" / hashlib.sha256(f"{cxx}|{flags}".encode()).hexdigest()[:16], flags
 
 
+_PCH_MAKING = set()  # pch folders make_pch has started on in this process
+
+
+def make_pch(cxx, flags):
+    """The trusted side's half of _use_pch: torch/extension.h precompiled for a build's compiler and C++ flags (a
+    build's wish: untrusted data), once per folder, by a process of its own that runs no candidate code and outlives
+    its caller if it must (a one-shot CLI exits before ~20 s of compiling ends). Only a known compiler, and flags
+    that define, optimise or include torch's and Python's own folders (pch_args), are used; the compiler runs from an
+    argument list, never a shell. Returns the process, or None (nothing to do, or flags it will not use)."""
+    args = pch_args(cxx, flags)
+    pch = _pch_dir(cxx, flags)[0]
+    if args is None or pch in _PCH_MAKING or (pch / "torch" / "extension.h.gch").exists():
+        return None
+    _PCH_MAKING.add(pch)
+    code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import fences; fences._make_pch()"
+    return subprocess.Popen([sys.executable, "-c", code, str(pch), *args], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _make_pch():
+    """make_pch's process: argv = [folder, compiler, flag, ...]; the .gch is written aside and renamed into place,
+    under the folder's lock (builds that start meanwhile wait for it, _use_pch)."""
+    from torch.utils.cpp_extension import include_paths
+    pch, args = Path(sys.argv[1]), sys.argv[2:]
+    header = Path(include_paths()[0]) / "torch" / "extension.h"
+    gch = pch / "torch" / "extension.h.gch"
+    gch.parent.mkdir(parents=True, exist_ok=True)
+    with open(pch / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if gch.exists():
+            return
+        part = gch.with_suffix(f".{os.getpid()}.h")
+        shutil.copy2(header, part)  # its times too: #pragma once takes it for the header it is
+        part.rename(gch.with_suffix(""))
+        part = gch.with_suffix(f".{os.getpid()}")
+        made = subprocess.run([args[0], "-x", "c++-header", *args[1:], str(header), "-o", str(part)],
+                              capture_output=True)
+        if made.returncode == 0 and part.exists():
+            part.rename(gch)
+        else:
+            part.unlink(missing_ok=True)
+
+
+def pch_args(cxx, flags):
+    """[compiler, flag, ...] for make_pch, or None: a compiler other than c++, g++, clang++ or $CXX, or a flag other
+    than -D/-U, -O, -std=, -f (not -fplugin), -m, -W (not -Wl/-Wa/-Wp), -g, -w, -pthread, and -I/-isystem of torch's,
+    Python's or CUDA's include folders (a build's own folder could hold a header that shadows torch's)."""
+    import sysconfig
+    from torch.utils import cpp_extension as ce
+    if cxx not in {"c++", "g++", "clang++", os.environ.get("CXX", "c++")} or not re.fullmatch(r"[\w.+-]+", cxx):
+        return None
+    trusted = {os.path.realpath(d) for d in ce.include_paths() + [sysconfig.get_paths()["include"]]}
+    trusted |= {os.path.realpath(os.path.join(ce.CUDA_HOME, "include"))} if ce.CUDA_HOME else set()
+    try:
+        words = shlex.split(flags)
+    except ValueError:
+        return None
+    out, it = [cxx], iter(words)
+    for w in it:
+        path = next(it, "") if w in ("-I", "-isystem") else w[2:] if w.startswith("-I") else None
+        if path is not None:
+            if os.path.realpath(path) not in trusted:
+                return None
+        elif not (re.fullmatch(r'-[DU][A-Za-z_]\w*(=[\w."+-]*)?|-O[0-3sgz]?|-Ofast|-std=[\w+]+|-g[0-3]?|-w|-pthread'
+                               r'|-m[\w=.+-]+|-W(?![lap],)[\w=+-]*|-f(?!plugin)[\w+-]+(=[\w.+-]*)?', w)):
+            return None
+        out += [w, path] if w in ("-I", "-isystem") else [w]
+    return out
+
+
 def serve_builds(worker, local):
     """Answer load_inline / load in this process (before any candidate code): local (a build process) compiles here,
-    else the worker asks the judge for the build; both then load the library from its spec's folder."""
+    else the worker asks the judge for the build; both then load the library from its spec's folder under the
+    worker's owner (owner_of the source it runs)."""
     from torch.utils import cpp_extension as ce
     real = {"load_inline": ce.load_inline, "load": ce.load}
 
     def served(kind):
         def call(*args, **kwargs):
             spec = _build_spec(kind, real[kind], *args, **kwargs)
-            folder = spec_dir(spec, worker.device)
+            folder = spec_dir(spec, worker.device, worker.owner)
             if (folder / "failed").exists():
                 raise RuntimeError((folder / "failed").read_text())
             if not (folder / "built").exists():
@@ -578,14 +771,36 @@ def seal(secret):
     for cap in CAPS.values():
         libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP = 24 (needs CAP_SETPCAP, which stays)
 
+    _capset(libc, sum(1 << c for c in CAPS.values()))
+
+
+def _capset(libc, mask):
+    """Drop the capabilities in mask (bits) from this process's effective, permitted and inheritable sets."""
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
     header, sets = Header(0x20080522, 0), (ctypes.c_uint32 * 6)()  # v3: (effective, permitted, inheritable) x 2
     if libc.capget(ctypes.byref(header), sets) == 0:
-        mask = sum(1 << c for c in CAPS.values())
         for i in range(6):
             sets[i] &= ~(mask >> (32 * (i // 3))) & 0xFFFFFFFF
         libc.capset(ctypes.byref(header), sets)
+
+
+def unprivileged():
+    """A worker or build process (Linux): no capability left in any set (bounding and ambient included, so no exec
+    gets one back) and no new privileges (set-user-ID programs gain none). A root worker otherwise keeps
+    CAP_SYS_NICE (SCHED_FIFO), CAP_MKNOD, CAP_DAC_OVERRIDE and the rest."""
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
+    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    _capset(libc, (1 << 64) - 1)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
 
 
 def serve_only(caller):
@@ -684,6 +899,16 @@ def stay_in_group(group=True):
 _LL_WRITE = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12))  # write file, remove, make char/dir/reg/sock/...
 
 _LL_ABI_RIGHTS = {2: 1 << 13, 3: 1 << 14}                           # refer (ABI 2), truncate (ABI 3)
+_LL_WRITE_FILE = 1 << 1
+
+
+def dev_writable():
+    """What of /dev a worker or build may write: every entry but the shared memory folders (/dev/shm, /dev/mqueue),
+    where a process could leave a file for a later evaluation or steer one beside it."""
+    try:
+        return [f"/dev/{n}" for n in sorted(os.listdir("/dev")) if n not in ("shm", "mqueue")]
+    except OSError:
+        return []
 
 
 def landlock(writable):
@@ -710,11 +935,13 @@ def landlock(writable):
     fd = libc.syscall(444, ctypes.byref(attr), size, 0)
     if fd < 0:
         return 0
+    files = rights & (_LL_WRITE_FILE | _LL_ABI_RIGHTS[3])  # the rights a rule on a file (not a folder) may grant
     try:
         for path in writable:
             with contextlib.suppress(OSError):
                 dfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-                libc.syscall(445, fd, 1, ctypes.byref(Beneath(rights, dfd)), 0)  # LANDLOCK_RULE_PATH_BENEATH
+                folder = os.path.isdir(path)
+                libc.syscall(445, fd, 1, ctypes.byref(Beneath(rights if folder else files, dfd)), 0)  # PATH_BENEATH
                 os.close(dfd)
         libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
         return abi if libc.syscall(446, fd, 0) == 0 else 0  # landlock_restrict_self
@@ -723,16 +950,27 @@ def landlock(writable):
 
 
 def group_pids(pgid, field=2):
-    """The live processes of a process group (field 3: of a session), pids as strings, from /proc."""
+    """The live processes of a process group (field 3: of a session; field 1: a process's children), pids as strings,
+    from /proc. A process whose leader thread has exited shows its leader as a zombie while its other threads run:
+    it is alive until every thread has ended."""
     found = []
     for d in filter(str.isdigit, os.listdir("/proc")):
         try:
             stat = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()  # state ppid pgrp session ...
         except (OSError, ValueError):  # ended meanwhile
             continue
-        if stat[field] == str(pgid) and stat[0] != "Z":
+        if stat[field] == str(pgid) and (stat[0] != "Z" or alive(d)):
             found.append(d)
     return found
+
+
+def alive(pid):
+    """Does any thread of the process still run (a zombie leader's threads may)?"""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    return any(_state(f"/proc/{pid}/task/{t}/stat") not in "ZX" for t in tasks)
 
 
 def audit_processes(cand_pid):
@@ -769,15 +1007,17 @@ def signal_group(pgid, sig):
         pass
 
 
-def confine_worker(logdir, role, nice=0):
+def confine_worker(logdir, role, nice=0, owner=None):
     """A worker or build process, before anything else runs in it: a process group (a build: a session) of its own,
-    sealed, kept in its group by seccomp, its output into a capped log file; a build also under Landlock, writing
-    only the build cache and a temp folder of its own."""
+    sealed and without any capability (unprivileged), kept in its group by seccomp, its output into a capped log
+    file; a build also under Landlock, writing only a temp folder of its own and its owner's folder of the build
+    cache (owner_of: the source it builds for)."""
     build = role.startswith("build")
     if nice:
         os.nice(nice)
     os.setsid() if build else os.setpgrp()  # its own session or group: everything it starts is killed with it
     seal(secret=role == "reference")
+    unprivileged()
     stay_in_group(group=not build)
     fd = os.open(os.path.join(logdir, f"{role}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(fd, 1), os.dup2(fd, 2)  # an output flood fills a capped file, not the caller's terminal
@@ -786,19 +1026,19 @@ def confine_worker(logdir, role, nice=0):
         own = Path(logdir, f"{role}-tmp")  # (the compilers' too: TMPDIR), not the machine's temp dir
         own.mkdir(exist_ok=True)
         os.environ["TMPDIR"], tempfile.tempdir = str(own), None
-        build_root().mkdir(parents=True, exist_ok=True)
-        landlock([str(own), "/dev", str(build_root())])
+        landlock([str(own), *dev_writable()] + [str(build_root() / owner)] * bool(owner))
 
 
 def confine(logdir):
     """The candidate's worker, before its code first runs: writes only under a temp folder of its own (under logdir)
-    and /dev; from Landlock ABI 6 on, no signal or abstract socket outside."""
+    and /dev but its shared memory folders (dev_writable); from Landlock ABI 6 on, no signal or abstract socket
+    outside."""
     own = Path(logdir, "tmp")  # not the machine's temp dir: a checkout (tasks, this file) may live there
     own.mkdir()
     os.environ.update(TMPDIR=str(own), TRITON_CACHE_DIR=str(own / "triton"),  # compile caches start cold:
                       TORCHINDUCTOR_CACHE_DIR=str(own / "inductor"))  # a shared one could be poisoned
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
-    landlock([str(own), "/dev"])
+    landlock([str(own), *dev_writable()])
 
 
 # ---------------------------------------------------------------------------- processes: start, stop, turns, pins
@@ -1003,9 +1243,45 @@ def _start_unlocked(procs):
     try:
         for p in procs:
             p.start()
+            _LIVE.add(p.pid)
     finally:
         if fake:
             main.__file__ = path
+
+
+_LIVE = set()  # the processes this caller started through its forkserver that it has not stopped yet
+
+
+def subreaper():
+    """In the forkserver: become the child subreaper of everything it starts (Linux), so that a process orphaned
+    inside an evaluation (its parent ended: a build's double fork, a worker killed first) is re-parented here, where
+    sweep finds it, not to init, where nothing would."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    import warnings  # the forkserver reaps such orphans too, and would warn of each
+    warnings.filterwarnings("ignore", message="forkserver: waitpid returned unexpected pid")
+
+
+def sweep():
+    """Kill every process the forkserver holds that this caller did not start or has stopped (the orphans subreaper
+    re-parents there, and whatever they start): nothing an evaluation started outlives it, even where seccomp
+    cannot keep it in its process group or session. Returns how many were killed."""
+    import multiprocessing.forkserver as fs
+    server = getattr(fs._forkserver, "_forkserver_pid", None)
+    if server is None:
+        return 0
+    killed = 0
+    for _ in range(8):  # a killed stray's own children are re-parented to the forkserver in turn
+        with _START:
+            strays = [int(q) for q in group_pids(server, field=1) if int(q) not in _LIVE]
+            for q in strays:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(q, signal.SIGKILL)
+        if not strays:
+            return killed
+        killed += len(strays)
+        time.sleep(0.01)
+    return killed
 
 
 def child_env(**extra):
@@ -1024,6 +1300,8 @@ def ended(pgid, timeout=5.0):
 
 
 def stop(procs, session=False):
+    """Kill processes with every process of their groups (session: of their sessions), then whatever the forkserver
+    holds that no live process of this caller's is (sweep)."""
     for p in procs:
         if p.pid is not None:
             signal_group(p.pid, signal.SIGKILL)  # the worker and any process it started (builds, strays)
@@ -1033,6 +1311,8 @@ def stop(procs, session=False):
             p.kill()
     for p in procs:
         p.join(5)
+        _LIVE.discard(p.pid)
+    sweep()
 
 
 def pin(pids):
@@ -1090,11 +1370,13 @@ def _remove_temp_dirs():
 
 
 class Remote:
-    """The judge's handle on one worker: every reply is checked, silence past the timeout is a verdict; build requests
-    in between are passed to `builds` (the caller runs them outside the sandbox) and their time is not the call's."""
+    """The judge's handle on one worker: every reply is data (recv_data) of the shape its request expects (replies:
+    {request: shape}, fits), silence past the timeout is a verdict; build requests in between (a spec, check_spec)
+    are passed to `builds` (the caller runs them outside the sandbox) and their time is not the call's."""
 
-    def __init__(self, conn, role, timeout, builds):
+    def __init__(self, conn, role, timeout, builds, replies):
         self.conn, self.role, self.timeout, self.builds, self.pid = conn, role, timeout, builds, None
+        self.replies = replies
 
     def send(self, *msg):
         try:
@@ -1109,15 +1391,27 @@ class Remote:
             if not self.conn.poll(t):
                 raise self._fail("timeout", "timeout", f"no answer within {t:.0f} s to '{self.last}'")
             try:
-                ans = self.conn.recv()
-            except (EOFError, ConnectionResetError, OSError):
+                ans = recv_data(self.conn, self.role)
+            except (EOFError, OSError):
                 raise self._fail("runtime_error", "crash", f"the {self.role} process died during '{self.last}'") \
                     from None
+            except Verdict as v:
+                raise self._fail(v.status, v.check, v.reason) from None
             if ans[0] != "build":
                 break
-            self.conn.send(self.builds(ans[1]))
-        if ans[0] != "ok":
-            raise self._fail(*ans[1:])
+            if len(ans) != 2:
+                raise self._fail("rejected", "wire", f"malformed build request from the {self.role} process")
+            try:
+                spec = check_spec(ans[1])
+            except Verdict as v:
+                raise self._fail(v.status, v.check, v.reason) from None
+            self.conn.send(self.builds(spec, self.role))
+        if ans[0] == "fail":
+            v = failure(ans[1:], self.role)
+            raise self._fail(v.status, v.check, v.reason)
+        if ans[0] != "ok" or len(ans) != 2 or not fits(ans[1], self.replies[self.last]):
+            raise self._fail("rejected", "wire", f"the {self.role} process answered '{self.last}' with "
+                             f"{str(ans)[:200]}")
         return ans[1]
 
     def __call__(self, *msg, timeout=None):
@@ -1235,9 +1529,12 @@ def default_jobs(cores=None):
 
 def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0,
                cancel=None, pause=None):
-    """Run build processes, jobs at a time, one message each ({key: message}), in the order of msgs, until all have
-    ended or cancel() is true; {key: Result for a failed build}. timeout: the seconds a build process may run, the
-    time pause kept it stopped not counted (evaluations beside it may keep clocks running for most of its wall time)."""
+    """Run build processes, jobs at a time, one message each ({key: message}: ("prebuild", src, env, ref_src) or
+    ("build_spec", spec, env, owner)), in the order of msgs, until all have ended or cancel() is true; {key: Result
+    for a failed build}. timeout: the seconds a build process may run, the time pause kept it stopped not counted
+    (evaluations beside it may keep clocks running for most of its wall time). A build's answer is data (recv_data);
+    a build that leaves a process running when it answers is `background_process`, and that process is killed with
+    it; the precompiled headers its answer wishes for are made here (make_pch)."""
     if not msgs:
         return {}
     jobs = jobs or default_jobs()
@@ -1247,9 +1544,11 @@ def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, t
         while (todo or running) and not (cancel and cancel()):
             while todo and len(running) < jobs and not (pause and pause.clocks):  # none starts while a clock runs
                 key = todo.pop()
+                owner = owner_of(msgs[key][1]) if msgs[key][0] == "prebuild" else msgs[key][3]
+                (build_root() / owner).mkdir(parents=True, exist_ok=True)  # the one folder it may write
                 here, there = ctx.Pipe()
-                p = ctx.Process(target=harness.worker_main, args=(there, device, logdir, f"build-{len(todo)}", nice),
-                                name="cudal1-build")
+                p = ctx.Process(target=harness.worker_main, name="cudal1-build",
+                                args=(there, device, logdir, f"build-{len(todo)}", nice, owner))
                 start([p])
                 if pause:
                     pause.started(p.pid)
@@ -1261,12 +1560,12 @@ def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, t
                 done = conn.poll(0.05)
                 ran = time.time() - t0 - (pause.stopped_s() - stopped0 if pause else 0.0)
                 if done or ran > timeout or not p.is_alive():
-                    try:
-                        ans = conn.recv() if done else ("fail", "timeout", "timeout", f"build ran over {timeout:.0f} s")
-                    except EOFError:
-                        ans = ("fail", "runtime_error", "crash", "the build process died")
-                    if ans[0] == "fail":
-                        failed[key] = harness.Result(ans[1], reason=f"{ans[2]}: {ans[3]}", check=ans[2])
+                    failure = _build_answer(conn, p.pid) if done else Verdict(
+                        "timeout", "timeout", f"build ran over {timeout:.0f} s") if p.is_alive() else Verdict(
+                        "runtime_error", "crash", "the build process died")
+                    if failure:
+                        failed[key] = harness.Result(failure.status, reason=f"{failure.check}: {failure.reason}",
+                                                     check=failure.check)
                     if times is not None:
                         times[key] = time.time() - t0
                     conn.close()
@@ -1288,6 +1587,36 @@ def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, t
     return failed
 
 
+def _build_answer(conn, sid):
+    """A build process's answer (recv_data), as the Verdict of its failure or None: ["ok", [[cxx, flags], ...]]
+    (the precompiled headers it wished for, made now) or ["fail", status, check, reason]; a process of its session
+    still running when it answers (sid: the build process, its session's leader) is background work."""
+    try:
+        ans = recv_data(conn, "build")
+    except EOFError:
+        return Verdict("runtime_error", "crash", "the build process died")
+    except Verdict as v:
+        return v
+    if ans[0] == "fail":
+        return failure(ans[1:], "build")
+    if ans[0] != "ok" or not fits(ans[1:], ([(str, str)],)):
+        return Verdict("rejected", "wire", f"the build process sent {str(ans)[:200]}")
+    left = [q for q in group_pids(sid, field=3) if q != str(sid)]
+    if left:
+        return Verdict("rejected", "background_process", f"the build left {len(left)} process(es) running when it "
+                       f"ended (first: {_cmdline(left[0])!r}); a build may start processes only to wait for them")
+    for cxx, flags in ans[1][:4]:
+        make_pch(cxx, flags)
+    return None
+
+
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+    except OSError:  # it ended meanwhile
+        return "?"
+
+
 def progress_bar(total, desc, on):
     try:
         from tqdm import tqdm
@@ -1296,12 +1625,13 @@ def progress_bar(total, desc, on):
         return types.SimpleNamespace(update=lambda n: None, close=lambda: None)
 
 
-def serve_build(spec, device, o, harness):
-    """One build a worker asked for, in a build process: ('built',) or ('failed', compiler output)."""
-    folder = spec_dir(spec, device)
+def serve_build(spec, owner, device, o, harness):
+    """One build a worker asked for (spec: checked by the judge, check_spec), in a build process that writes owner's
+    folder alone: ('built',) or ('failed', compiler output)."""
+    folder = spec_dir(spec, device, owner)
     if (folder / "built").exists():
         return ("built",)
-    failed = run_builds({"spec": ("build_spec", spec, child_env())}, device, harness, 1, o.build_timeout_s,
+    failed = run_builds({"spec": ("build_spec", spec, child_env(), owner)}, device, harness, 1, o.build_timeout_s,
                         progress=False)
     return ("failed", failed["spec"].reason) if failed else ("built",)
 
@@ -1417,7 +1747,7 @@ class Session:
                     return self.harness.Result(**msg[1]), msg[2]
                 t = time.monotonic()  # a worker's build, run here; or the judge's wait for its turn or the clock:
                 if msg[0] == "build":  # their time is not the evaluation's
-                    self.conn.send(serve_build(msg[1], self.device, o, self.harness))
+                    self.conn.send(serve_build(msg[1], msg[2], self.device, o, self.harness))
                 else:
                     if self.turns:
                         self.turns.take(msg[0], held)
@@ -1525,8 +1855,8 @@ def torch_own(v):
     return code is not None and _TORCH_CODE.get(id(code)) is code
 
 
-WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "flush_buf", "hold", "attrs", "flags0", "mod",
-                "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # every attribute the harness gives it
+WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "owner", "flush_buf", "hold", "attrs", "flags0",
+                "mod", "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # what the harness gives it
 
 
 def after_forward_watch(harness, worker_cls):

@@ -2,6 +2,7 @@
 the clean-level cap and the host clock in the charge, the tolerance fixed before the candidate's call, every
 distribution drawn in timed rounds."""
 import random
+import time
 import subprocess
 import sys
 import types
@@ -119,6 +120,7 @@ class _FakeSides:
     def __init__(self):
         self.recv = {"ref": [torch.zeros(64, 64)], "cand": [torch.zeros(64, 64)]}
         self.host, self.device, self.idx, self.seen = False, "cpu", [torch.arange(8)], []
+        self.stage = {"ref": [[None], [None]], "cand": [[None], [None]]}
 
     def call(self, side, b, xs, where, probe=True):
         if side == "ref":
@@ -188,3 +190,236 @@ def test_a_plan_with_the_oracle_on_the_host_keeps_the_timed_rounds_on_the_device
     host = fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 1, "host")
     assert fences.memory_plan(src, "cuda", budget=host + 2 * GIB).rounds == "device"
     assert fences.memory_plan(src, "cuda", budget=host + GIB).rounds == "host"
+
+
+# ---------------------------------------------------------------------------- the trust boundary
+
+def _calls(path):
+    """(enclosing function, call text) of every call in a module, by ast."""
+    import ast
+    tree, found = ast.parse(path.read_text()), []
+
+    def walk(node, where):
+        for child in ast.iter_child_nodes(node):
+            name = f"{where}.{child.name}" if isinstance(child, (ast.FunctionDef, ast.ClassDef)) else where
+            if isinstance(child, ast.Call):
+                found.append((name, ast.unparse(child.func)))
+            walk(child, name)
+    walk(tree, path.stem)
+    return found
+
+
+# Where a root module may call Connection.recv() (pickle.loads), and why the sender is trusted there
+TRUSTED_RECV = {
+    "evaluator.judge_main.builds": "the judge reads the caller's answer to a build request",
+    "evaluator.judge_main.turn": "the judge reads the caller's word that its turn has come",
+    "evaluator.judge_main": "the judge reads the caller's messages",
+    "evaluator.worker_main": "a worker reads the judge's (or a build process the caller's) requests",
+    "evaluator.Worker.request_build": "a worker reads the judge's answer to its build request",
+    "fences.Session._judged": "the caller reads the judge's messages (the judge runs no candidate code)",
+}
+
+
+def test_no_trusted_process_unpickles_what_a_worker_or_a_build_sent():
+    """Every Connection.recv() (pickle.loads) in the root modules is a trusted process's message to its reader
+    (TRUSTED_RECV); what workers and builds send is read by fences.recv_data alone; nothing calls pickle.load(s) or
+    torch.load on anything."""
+    recv, readers = {}, set()
+    for module in ("evaluator", "fences", "cudal1", "prompts"):
+        for where, call in _calls(ROOT / f"{module}.py"):
+            assert not call.endswith(("pickle.loads", "pickle.load", "torch.load", "Unpickler")), (where, call)
+            if call.endswith(".recv"):
+                recv.setdefault(where, []).append(call)
+            if call.endswith("recv_data"):
+                readers.add(where)
+    assert set(recv) <= set(TRUSTED_RECV), {w: c for w, c in recv.items() if w not in TRUSTED_RECV}
+    assert {"fences.Remote.reply", "fences._build_answer"} <= readers
+
+
+class _Evil:
+    ran = []
+
+    def __reduce__(self):
+        return (_Evil.ran.append, ("unpickled",))
+
+
+def test_recv_data_refuses_a_pickle_and_never_runs_it():
+    import multiprocessing as mp
+    a, b = mp.Pipe()
+    a.send(["ok", _Evil()])  # what a candidate can write onto its own connection
+    with pytest.raises(fences.Verdict) as v:
+        fences.recv_data(b, "candidate")
+    assert v.value.check == "wire" and _Evil.ran == []
+    fences.send_data(a, ("ok", [1.5, None, True]))
+    assert fences.recv_data(b, "candidate") == ["ok", [1.5, None, True]]
+    a.send_bytes(b"[" * 100_000)  # deeper than the parser recurses
+    with pytest.raises(fences.Verdict, match="not data"):
+        fences.recv_data(b, "candidate")
+
+
+def test_a_worker_reports_failures_only_and_never_the_references():
+    assert fences.failure(["wrong_output", "values", "off by 1"], "candidate").status == "wrong_output"
+    for forged in (["ok", "x", "y"], ["runtime_error", "reference", "blame the task"], ["rejected", "A B", "x"],
+                   ["rejected", "x"], ["rejected", "x", 3]):
+        assert fences.failure(forged, "candidate").check == "wire", forged
+
+
+@pytest.mark.parametrize("flags, refused", [
+    (["-O3", "-DNAME=1", "-ffast-math", "-std=c++17", "-Wl,-rpath,/opt/x", "-lm"], None),
+    (["--use_fast_math", "-gencode=arch=compute_90,code=sm_90", "-Xptxas=-v", "-Xcompiler=-fopenmp"], None),
+    (["-O3", "-DX=1;touch /tmp/x"], "-DX=1;touch /tmp/x"), (["$(id)"], "$(id)"), (["-O2 -g"], "-O2 -g"),
+    (["-fplugin=/tmp/p.so"], "-fplugin"), (["-Xcompiler=-fplugin=/tmp/p.so"], "-fplugin"), (["-B/tmp"], "-B/tmp"),
+    (["-ccbin=/tmp/cc"], "-ccbin"), (["@/tmp/args"], "@/tmp/args"), (["-include", "/tmp/h.h"], "-include"),
+])
+def test_candidate_flags_are_single_harmless_words_or_refused_in_one_line(flags, refused):
+    spec = {"kind": "load_inline", "args": {"name": "ext", "cpp_sources": "", "extra_cflags": flags}}
+    if refused is None:
+        assert fences.check_spec(spec) is spec
+        return
+    with pytest.raises(fences.Verdict) as v:
+        fences.check_spec(spec)
+    assert v.value.status == "compile_error" and v.value.check == "build_flags"
+    assert refused in v.value.reason and "\n" not in v.value.reason and "extra_cflags" in v.value.reason
+
+
+def test_check_spec_refuses_objects_names_and_file_names_that_are_not_plain():
+    for args in ({"name": "a;b"}, {"name": "ok", "files": [["../x.cpp", ""]]}):
+        with pytest.raises(fences.Verdict, match="build_flags"):
+            fences.check_spec({"kind": "load_inline", "args": args})
+    with pytest.raises(fences.Verdict, match="wire"):
+        fences.check_spec({"kind": "load_inline", "args": {"name": "ok", "cpp_sources": {"a": 1}}})
+    with pytest.raises(fences.Verdict, match="wire"):
+        fences.check_spec({"kind": "exec", "args": {"name": "ok"}})
+
+
+def test_the_precompiled_header_is_made_only_for_a_known_compiler_and_torchs_own_include_folders():
+    from torch.utils.cpp_extension import include_paths
+    torch_dirs = " ".join(f"-isystem {d}" for d in include_paths())
+    plain = f'-DTORCH_API_INCLUDE_EXTENSION_H -DPYBIND11_COMPILER_TYPE=\\"_gcc\\" {torch_dirs} -fPIC -std=c++17 -O3'
+    assert fences.pch_args("c++", plain)[:2] == ["c++", "-DTORCH_API_INCLUDE_EXTENSION_H"]
+    for cxx, flags in (("/tmp/cc", plain), ("c++", plain + " -I/tmp/evil"), ("c++", plain + " -fplugin=/tmp/p.so"),
+                       ("c++", plain + " -include /tmp/h.h"), ("c++", plain + " '-O2;id'")):
+        assert fences.pch_args(cxx, flags) is None, (cxx, flags)
+
+
+STRAY = "cudal1-stray-test"  # the marker a test survivor carries in its argv, for /proc scans
+ZOMBIE_LEADER = ("import ctypes, threading, time; threading.Thread(target=time.sleep, args=(60,)).start(); "
+                 "ctypes.CDLL(None).pthread_exit(None)")  # its leader thread exits, its other thread sleeps on
+
+
+def _strays():
+    """The processes carrying STRAY (read through their threads: a zombie leader's own cmdline reads empty)."""
+    found = set()
+    for task in Path("/proc").glob("[0-9]*/task/*/cmdline"):
+        try:
+            if STRAY.encode() in task.read_bytes():
+                found.add(task.parts[2])
+        except OSError:
+            pass
+    return found
+
+
+def test_a_process_whose_leader_thread_exited_is_alive_to_group_pids():
+    import os
+    p = subprocess.Popen([sys.executable, "-c", ZOMBIE_LEADER, STRAY], process_group=0)
+    try:
+        deadline = time.time() + 30
+        while fences._state(f"/proc/{p.pid}/stat") != "Z" and time.time() < deadline:
+            time.sleep(0.02)
+        assert fences._state(f"/proc/{p.pid}/stat") == "Z"  # the leader, while its thread runs
+        assert fences.group_pids(p.pid) == [str(p.pid)] and fences.alive(p.pid)
+        fences.signal_group(p.pid, 9)
+        p.wait(10)
+        assert not fences.alive(p.pid) and os.waitpid  # reaped: gone
+    finally:
+        p.kill()
+
+
+SURVIVOR = f"""
+# (load_inline named here: evaluate runs this module in a build process first)
+import os, sys
+if os.getsid(0) == os.getpid() and os.environ.get("CUDAL1_TEST_STRAY") is None:  # in the build process only
+    os.environ["CUDAL1_TEST_STRAY"] = "1"
+    child = os.fork()
+    if child == 0:
+        os.setpgid(0, 0)  # a group of its own (a build may: ninja does), then its leader thread exits
+        os.execv(sys.executable, [sys.executable, "-c", {ZOMBIE_LEADER!r}, "{STRAY}"])
+    for _ in range(2000):  # the build answers once the survivor's leader is a zombie
+        if open(f"/proc/{{child}}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        __import__("time").sleep(0.01)
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+def test_a_process_a_build_leaves_running_is_named_and_gone_when_the_evaluation_returns():
+    """A build that forks a process into a group of its own whose leader thread then exits (its leader a zombie, its
+    other thread running) was invisible to the kill of the build's session and outlived the evaluation."""
+    assert not _strays()
+    res = E.evaluate((ROOT / "tasks/cpu/relu.py").read_text(), SURVIVOR, "cpu", time_budget_s=0.05)
+    assert (res.status, res.check) == ("rejected", "background_process"), res.reason
+    assert not _strays()
+
+
+def test_an_orphan_is_killed_when_the_process_that_started_it_is_stopped():
+    """Where nothing keeps a process in its session (no seccomp), an orphan goes to the forkserver (a subreaper),
+    where fences.stop's sweep finds it, not to init."""
+    import os
+    ctx = fences.context()
+    p = ctx.Process(target=os.system, args=(f"setsid sh -c 'sleep 60; :' {STRAY} >/dev/null 2>&1 &",))
+    fences.start([p])
+    p.join(30)
+    deadline = time.time() + 10
+    while not _strays() and time.time() < deadline:
+        time.sleep(0.02)
+    assert _strays()  # the orphan lives on after its parent ended
+    fences.stop([p])
+    deadline = time.time() + 5
+    while _strays() and time.time() < deadline:
+        time.sleep(0.02)
+    assert not _strays()
+
+
+PROBE = """
+# (load_inline named here: a build process runs this module first, then the candidate's worker)
+import os
+from pathlib import Path
+
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+held = {k: status[k].strip() for k in ("CapEff", "CapPrm", "CapBnd", "CapAmb") if int(status[k], 16)}
+if held or status["NoNewPrivs"].strip() != "1":
+    raise RuntimeError(f"privileges held: {held}, NoNewPrivs {status['NoNewPrivs'].strip()}")
+for path in ["/dev/shm/cudal1-probe", "{pch}/cudal1-probe", "{other}/cudal1-probe"]:
+    try:
+        open(path, "w").close()
+    except OSError:
+        continue
+    raise RuntimeError(f"wrote {path}")
+open("/dev/null", "w").close()
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+def test_workers_and_builds_hold_no_privilege_and_cannot_write_shared_memory_or_anothers_builds():
+    """No capability in any set, no new privileges; /dev/shm and the build cache's other folders (another source's
+    builds, the shared precompiled headers) not writable, /dev/null writable, in a build process and in the
+    candidate's worker."""
+    pch, other = fences.build_root() / "pch", fences.build_root() / fences.owner_of("another source")
+    for folder in (pch, other):
+        folder.mkdir(parents=True, exist_ok=True)
+    res = E.evaluate((ROOT / "tasks/cpu/relu.py").read_text(), PROBE.replace("{pch}", str(pch)).replace(
+        "{other}", str(other)), "cpu", time_budget_s=0.05)
+    assert res.status == "ok", res.reason
+    assert not list(fences.build_root().glob("*/cudal1-probe")) and not Path("/dev/shm/cudal1-probe").exists()
