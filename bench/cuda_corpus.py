@@ -168,9 +168,10 @@ def run_batch(items, device, devices, opts):
                    cand_spread=r.cand_spread, rounds=r.rounds, seconds=r.seconds, phases=r.phases, device=r.device,
                    reason=r.reason[:400], by_clock={}, samples=r.samples)
         if r.samples:
-            for c, name in enumerate(CLOCKS):
-                ref = statistics.median(x[c] for x in r.samples["ref"])
-                row["by_clock"][name] = ref / statistics.median(x[c] for x in r.samples["cand"])
+            for c, name in enumerate(CLOCKS + ("host",)):
+                if all(len(x) > c and x[c] is not None for x in r.samples["ref"] + r.samples["cand"]):
+                    ref = statistics.median(x[c] for x in r.samples["ref"])
+                    row["by_clock"][name] = ref / max(statistics.median(x[c] for x in r.samples["cand"]), 1e-9)
         rows.append(row)
     return dict(rows=rows, wall=wall, phases=phases, busy=busy.mean(), n=len(items), devices=devices)
 
@@ -180,16 +181,16 @@ def print_batch(b):
     ident = [r for r in rows if r["kind"] == "identity"]
     if ident:
         print(f"\n## identical code (reference renamed ModelNew), {len(ident)} tasks\n")
-        print("| task | status | ratio | events | worker | judge | ref ms | spread | rounds |\n"
-              "|---|---|---|---|---|---|---|---|---|")
+        print("| task | status | ratio | events | worker | judge | host | ref ms | spread | rounds |\n"
+              "|---|---|---|---|---|---|---|---|---|---|")
         for r in ident:
             c = r["by_clock"]
             why = "" if r["status"] == "ok" else r["reason"][:80]
             print(f"| {r['task']} | {r['status']} {why} | {fmt(r['ratio'])} | {fmt(c.get('events'))} | "
-                  f"{fmt(c.get('worker'))} | {fmt(c.get('judge'))} | {fmt(r['ref_ms'])} | "
+                  f"{fmt(c.get('worker'))} | {fmt(c.get('judge'))} | {fmt(c.get('host'))} | {fmt(r['ref_ms'])} | "
                   f"{fmt(r['ref_spread'] and 100 * r['ref_spread'], '.1f')}% | {r['rounds']} |")
         for name, get in [("charged (the verdict's)", lambda r: r["ratio"])] + [
-                (n, lambda r, n=n: r["by_clock"].get(n)) for n in CLOCKS]:
+                (n, lambda r, n=n: r["by_clock"].get(n)) for n in CLOCKS + ("host",)]:
             xs = [get(r) for r in ident if get(r)]
             if xs:
                 inside = sum(0.98 <= x <= 1.02 for x in xs)
@@ -306,6 +307,8 @@ def main():
                     "overlap off: the A/B of timing beside compilers)")
     ap.add_argument("--in-flight", type=int, default=None, help="evaluations in flight per device (evaluate_many's "
                     "in_flight; default 2 on CUDA): 1 for the A/B of setting up the next one during the current one")
+    ap.add_argument("--no-host-clock", action="store_true", help="the candidate not bounded by the host clock "
+                    "(Options.host_clock off: the A/B)")
     ap.add_argument("--no-pin-cpus", action="store_true", help="the timed rounds on whatever CPUs the scheduler picks "
                     "(Options.pin_cpus off: the A/B)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "cuda_corpus.json"))
@@ -313,7 +316,8 @@ def main():
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     PARTIAL[0] = Path(a.out).parent / "partial.jsonl"
     opts = dict(time_budget_s=a.time_budget_s, precision=a.precision, in_flight=a.in_flight,
-                **({"overlap": False} if a.no_overlap else {}), **({"pin_cpus": False} if a.no_pin_cpus else {}))
+                **({"overlap": False} if a.no_overlap else {}), **({"pin_cpus": False} if a.no_pin_cpus else {}),
+                **({"host_clock": False} if a.no_host_clock else {}))
     devices = a.devices.split(",") if a.devices else fences.gpus(a.device)
     report = {}
     if a.corpus:  # first: the verdicts matter most
