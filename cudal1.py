@@ -227,6 +227,9 @@ def _get(result, name, default=None):
     return result.get(name, default) if isinstance(result, dict) else getattr(result, name, default)
 
 
+LOG_FLOOR = 0.25  # log rewards: a correct speedup below this counts as this, so it earns log(0.25) = -1.39 at least
+
+
 def _raw_reward(result, fail_reward, copy_reward, log_speedup):
     if _get(result, "status", "ok") != "ok" or not _get(result, "correct", True):
         return fail_reward
@@ -237,15 +240,15 @@ def _raw_reward(result, fail_reward, copy_reward, log_speedup):
         speedup = 1.0
     if not (math.isfinite(speedup) and speedup > 0):
         return fail_reward
-    return math.log(speedup) if log_speedup else speedup
+    return math.log(max(speedup, LOG_FLOOR)) if log_speedup else speedup
 
 
 def compute_rewards(results, *, fail_reward=0.0, copy_reward=None, log_speedup=False, normalize=True, clip=1.5):
-    """Evaluator results -> rewards (len(results),): speedup (or log speedup) if correct else fail_reward, then
-    (r - mu) / sigma with mu, sigma the mean and population std of THIS batch (all-equal -> zeros), then clipped to
-    [-clip, clip] (clip None or <= 0: no clip). A correct result without a speedup counts as speedup 1.0; one flagged
-    same_as_reference earns copy_reward (None: fail_reward), as given (not logged).
-    With log_speedup a 1x candidate earns log(1) = 0, the same as the default fail_reward: pass a negative one.
+    """Evaluator results -> rewards (len(results),): speedup (or log speedup, at least log(LOG_FLOOR)) if correct
+    else fail_reward, then (r - mu) / sigma with mu, sigma the mean and population std of THIS batch (all-equal ->
+    zeros), then clipped to [-clip, clip] (clip None or <= 0: no clip). A correct result without a speedup counts as
+    speedup 1.0; one flagged same_as_reference earns copy_reward (None: fail_reward), as given (not logged).
+    With log_speedup a correct candidate earns log(0.25) = -1.39 at least: give a fail_reward below that (rl: -2).
 
     Example: speedups 4, 1, 1, 1, 1 (all correct) -> mu 1.6, sigma 1.2 -> [2.0, -0.5, -0.5, -0.5, -0.5]
              -> clipped [1.5, -0.5, -0.5, -0.5, -0.5]. A failure among them would enter as fail_reward = 0.
@@ -265,12 +268,14 @@ def compute_rewards(results, *, fail_reward=0.0, copy_reward=None, log_speedup=F
 def group_advantages(rewards, std_normalize=True, eps=1e-4, std_floor=0.0):
     """Rewards (B, G) of G samples per prompt -> advantages (B, G): minus the group mean, over (max(population std,
     std_floor) + eps). The floor keeps a group whose rewards differ by timing noise alone from full-size advantages.
+    A flat group (max - min below 1e-9) gets exact zeros: its mean's rounding is no signal.
 
     Example: [[1, 2, 3, 4]] -> mean 2.5, std sqrt(1.25) = 1.118 -> [[-1.342, -0.447, 0.447, 1.342]];
              without std: [[-1.5, -0.5, 0.5, 1.5]]. A group of equal rewards gets zeros (no signal).
              [[1.00, 1.05, 0.95, 1.00]]: std 0.035 -> [[0, 1.41, -1.41, 0]]; with std_floor 0.1 -> [[0, 0.5, -0.5, 0]].
     """
-    centred = rewards - rewards.mean(dim=-1, keepdim=True)  # (B, G)
+    flat = rewards.amax(dim=-1, keepdim=True) - rewards.amin(dim=-1, keepdim=True) < 1e-9  # (B, 1)
+    centred = torch.where(flat, 0.0, rewards - rewards.mean(dim=-1, keepdim=True))  # (B, G)
     if not std_normalize:
         return centred
     return centred / (rewards.std(dim=-1, unbiased=False, keepdim=True).clamp(min=std_floor) + eps)  # (B, G)

@@ -18,9 +18,13 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111)
     4. The plain prompt (stages 1-2 and the no-contrast ablation) is the same text minus the exemplars and with
        the analysis asked about the reference alone.
     5. Which variants are shown is rl.draw_variants' rule, the same for stage 3 and for sft's contrastive prompts:
-       never the task's best (the paper's sampler favours it), none longer than --exemplar-max-chars (6,000, about
-       1,700 tokens: the stage-1 variants' 90th percentile is 5,400 characters). Shown its best, a small model had
-       nothing it knew to write; shown slower variants, it can answer with a faster one it learnt.
+       those below a working variant's score (sft: the record's; stage 3: rl.target_score, drawn from the task's
+       scores, never its best while two remain), none longer than --exemplar-max-chars (6,000, about 1,700 tokens:
+       the stage-1 variants' 90th percentile is 5,400 characters). The paper's sampler favours the best; shown its
+       best, a small model had nothing it knew to write. Measured on bench/real/stage1.jsonl's database (30 tasks,
+       200 prompts each): the task's best working variant is shown in 0.0% of prompts (below the task's best alone:
+       9.5%), and every prompt leaves two or more known answers at or above its target (below the best: 26.7%);
+       4.9% show one variant (tasks with two entries).
     6. sft's contrastive targets answer the analysis with compare_variants: the shown variants' scores and what
        their code runs, derived from the code (kernels by name, the ops its forward calls), not a stock sentence.
 """

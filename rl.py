@@ -11,12 +11,13 @@
 --stage auto     (default) all for a real model on a GPU (no --init-from), else rl (without a GPU: the demo policy)
 
 What the RL stage does, each step
-    pick tasks -> contrastive prompts (reference + 2 scored variants from the run's exemplar database, never the
-    task's best) -> G sampled completions per prompt -> ONE evaluator call for all of them (speedups above 3x
-    evaluated again, the lower kept; near-1 ones rounded to 1) -> speedup rewards -> group advantages (and the
-    step's group-variance diagnostic: how many groups carry a signal) -> GRPO update (mu passes
-    of `minibatches` AdamW steps, each over grad_accum micro-batches) -> correct codes into the database (a code seen
-    before: its measurements combined) -> one log line -> checkpoint. The run folder (--out) gets config.json,
+    pick tasks -> contrastive prompts (reference + 2 scored variants from the run's exemplar database, below a
+    working variant's score: draw_variants) -> G sampled completions per prompt -> ONE evaluator call for all of
+    them (speedups above 3x evaluated again, the lower kept; near-1 ones rounded to 1) -> log-speedup rewards ->
+    group advantages (and the step's group-variance diagnostic: how many groups carry a signal) -> GRPO update of
+    the groups with a signal (mu passes of `minibatches` AdamW steps, each over grad_accum micro-batches) ->
+    correct codes into the database (a code seen before: its measurements combined) -> one log line -> checkpoint.
+    The run folder (--out) gets config.json,
     log.jsonl, samples.jsonl (every sample: its reply and verdict), exemplars.jsonl, ckpt.pt, best/<task>.py (the
     task's best kernel by combined score, if faster than the reference) and progress.png (when matplotlib is
     installed; after every step). Ctrl-C checkpoints the last finished step; a resume after a crash redoes the steps
@@ -46,12 +47,14 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
        are ours. With one AdamW step per batch (mu = minibatches = 1, the default) every ratio is 1 and the eps clip
        cannot act, so --eps-low/--eps-high are refused there; --minibatches M makes it PPO's mini-batches (every
        pass after the first in a fresh order, drawn from (seed, step)).
-    3. Each task's reference seeds its database at score 1.0, so even step 1 prompts are contrastive.
-    4. Rewards are the raw speedups (failures fail_reward), and the group advantages divide by at least
-       --adv-std-floor 0.05 (ours), so timing noise cannot earn a win's advantages: inside a group the advantages keep
-       the speedups' order (rewards_of). The paper's shape, --reward-normalize: normalised over the whole step, then
-       clipped (--reward-clip 1.5, in units of the step's std); on a small model's steps that clip gave a 0.89x and a
-       1.19x sample the same advantage.
+    3. Each task's reference seeds its database at score 1.0, so even step 1 prompts are contrastive (a task that
+       holds only its reference shows it; otherwise variants below a working one's score: draw_variants).
+    4. Rewards are log speedups (at least log 0.25; failures --fail-reward -2); a group's advantages are its rewards
+       less their mean, not over their std (Dr. GRPO): among failures a lone 5x gets +2.71, a lone 0.5x +0.98; +-3%
+       noise at 3x moves one by 0.03, 1.5x beside 1.0x by 0.20. The loss averages over tokens (DAPO); a fresh AdamW
+       warms up over --warmup-steps 5. The paper's shape: --no-log-speedup --fail-reward 0 --std-normalize
+       --reward-normalize (--reward-clip 1.5 std over the step gave a 0.89x and a 1.19x the same advantage on a
+       small model) --loss-variant grpo (per sequence: long failing replies cost less per token).
     5. Sampling uses temperature/top_p only (the model's own top_k / repetition penalty are switched off) and the
        loss scores tokens under the same temperature, so ratios compare the distribution that was sampled.
     6. Weights stay fp32 with bf16 autocast on CUDA: AdamW steps of lr 1e-6 vanish when added to bf16 weights.
@@ -59,7 +62,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
        (fp32) train. The KL anchor (beta > 0) is the policy the stage started from: with LoRA its adapters at the
        start, frozen (OUT/anchor.pt), not the base with adapters off (the pre-sft model).
     7. --device cpu runs the whole loop without a GPU: CPU tasks, C++/PyTorch candidates timed by wall clock.
-    8. An update is skipped when every advantage is zero and beta = 0 (it would not move the weights); --no-update
+    8. Flat groups (equal rewards) are left out of the update (beta = 0) and counted in the log line; --no-update
        skips every update (rollouts, rewards and the log only: a start's groups checked before steps are spent).
     9. Fine-tuning (sft, ssl) is the mean negative log-likelihood over completion tokens (prompt masked), at
        temperature 1; the records' order is reshuffled per epoch from (seed, epoch). --sft-contrastive (ours, off)
@@ -108,7 +111,7 @@ from torch.utils.checkpoint import checkpoint
 from tqdm import tqdm
 
 import evaluator
-from cudal1 import ExemplarDB, compute_rewards, group_advantages, grpo_loss, sample_exemplars
+from cudal1 import LOG_FLOOR, ExemplarDB, compute_rewards, group_advantages, grpo_loss, sample_exemplars
 from prompts import ANSWER_CUE, build_prompt, compare_variants, extract_code, render
 
 # ---------------------------------------------------------------------------- config
@@ -139,21 +142,22 @@ class Config:
     tau: float = 1.0                  # softmax temperature over bucket mean scores
     exemplar_mode: str = "contrastive"  # contrastive|random|best: how variants are drawn from the database
     exemplar_max_chars: int = 6000    # a variant longer than this is never shown (prompts stay short; 0 = no cap)
-    fail_reward: float = 0.0          # reward of a failed candidate (compile/runtime error, wrong, timeout, rejected)
+    fail_reward: float = -2.0         # reward of a failed candidate (compile/runtime error, wrong, timeout, rejected)
     copy_reward: str = "fail"         # reward of a reference copy (same_as_reference): a number, or fail = fail_reward
-    log_speedup: bool = False         # reward log(speedup) instead of speedup (needs fail_reward < 0)
+    log_speedup: bool = True          # reward log(speedup), at least log(0.25), not speedup (fail_reward below that)
     round_to_one: float = 0.02        # speedups within this of 1 count as 1 (identical code: +-2% on an H200)
     recheck_above: float = 3.0        # a speedup above this is evaluated again, the lower of the two kept (0 = off)
     reward_normalize: bool = False    # (r - mean) / std over the step's rewards, then the clip (the paper's shape)
     reward_clip: float = 1.5          # clip normalised rewards to [-k, k] (0 = no clip; acts with --reward-normalize)
-    std_normalize: bool = True        # divide group advantages by the group std (off = Dr. GRPO)
+    std_normalize: bool = False       # divide group advantages by the group std (off = Dr. GRPO; on = the paper's)
     adv_std_floor: float = 0.05       # group advantages divide by at least this std (rewards' units; 0 = off)
-    loss_variant: str = "grpo"        # grpo|dapo|drgrpo: how per-token losses are averaged
+    loss_variant: str = "dapo"        # dapo|grpo|drgrpo: per-token losses averaged over tokens (grpo: per sequence)
     lora_rank: int = 0                # LoRA adapters of this rank on the attention and MLP projections (0 = train all)
     lora_alpha: float = 32.0          # LoRA scale alpha / rank
     lora_targets: str = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"  # the projections LoRA adapts
     lr: float = 1e-6                  # AdamW learning rate
     optimizer_state: str = "auto"     # auto|keep|fresh: --init-from's AdamW moments (auto: kept for the same objective)
+    warmup_steps: int = 5             # a fresh AdamW's lr rises linearly over its first steps (0 = off)
     weight_decay: float = 0.0         # AdamW weight decay
     beta: float = 0.0                 # KL penalty to the initial policy (0 = no reference model loaded)
     eps_low: float = 0.2              # ratio clip below: 1 - eps_low
@@ -216,7 +220,7 @@ def check_config(cfg):
         raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
     for name in ("lora_rank", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
                  "round_to_one", "eval_time_budget", "eval_precision", "eval_jobs", "ssl_tasks",
-                 "ckpt_every", "sft_min_speedup", "exemplar_max_chars",
+                 "ckpt_every", "sft_min_speedup", "exemplar_max_chars", "warmup_steps",
                  "sftc_steps"):  # checked here, before the run folder exists
         if getattr(cfg, name) < 0:
             raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
@@ -229,10 +233,10 @@ def check_config(cfg):
     if cfg.mu * cfg.minibatches == 1 and (cfg.eps_low, cfg.eps_high) != (Config.eps_low, Config.eps_high):
         raise ConfigError("--eps-low/--eps-high cannot act with one AdamW step per batch (--mu 1 --minibatches 1: "
                           "every ratio is 1): give --minibatches M or --mu K > 1")
-    if cfg.log_speedup and cfg.fail_reward >= 0:
-        raise ConfigError(f"--log-speedup with fail_reward {cfg.fail_reward} >= 0 ranks a failure above a correct "
-                          "code slower than the reference (log speedup < 0): give --fail-reward below log(slowest), "
-                          "e.g. -5")
+    if cfg.log_speedup and cfg.fail_reward >= math.log(LOG_FLOOR):
+        raise ConfigError(f"--log-speedup with fail_reward {cfg.fail_reward} >= log({LOG_FLOOR}) ranks a failure with "
+                          "a correct code (log rewards are at least that): give --fail-reward below it, e.g. -2, or "
+                          "--no-log-speedup")
     if cfg.copy_reward != "fail" and not np.isfinite(as_number(cfg.copy_reward)):
         raise ConfigError(f"copy_reward must be a number or 'fail' (= fail_reward), got {cfg.copy_reward!r}")
     if cfg.stage == "sft" and not cfg.data:
@@ -260,7 +264,7 @@ GROUPS = {  # --help's sections, in this order; a field in none is listed under 
                 "tau exemplar_mode exemplar_max_chars",
     "reward": "fail_reward copy_reward log_speedup round_to_one recheck_above reward_normalize reward_clip",
     "GRPO and AdamW": "std_normalize adv_std_floor loss_variant lr weight_decay beta eps_low eps_high mu minibatches "
-                      "grad_accum recompute max_grad_norm optimizer_state update",
+                      "grad_accum recompute max_grad_norm optimizer_state warmup_steps update",
     "evaluation": "eval_timeout eval_build_timeout eval_time_budget eval_precision eval_tol eval_jobs",
     "stages": "stage init_from collect_attempts collect_successes data sft_batch sft_min_speedup sft_contrastive "
               "ssl_rounds ssl_tasks ssl_check_rounds sft_steps sftc_steps",
@@ -370,9 +374,7 @@ def resolve_optimizer_state(cfg):
     """optimizer_state 'auto' decided, so that config.json says what happened: AdamW's moments carry over from
     --init-from ('keep') when its stage trained the same objective as this one (OBJECTIVES), else AdamW starts
     'fresh'; with no --init-from, 'fresh'. Why: within one objective the moments are the step sizes the weights were
-    trained with (a fresh AdamW's first steps move every weight by about lr: that broke the demo's sft policy in ssl);
-    across objectives the first moment points the old objective's way: after sft it was 74% of an RL update, at right
-    angles to the RL gradient (bench/RESULTS.md)."""
+    trained with; across objectives the first moment points the old objective's way (bench/RESULTS.md)."""
     if not cfg.init_from:
         return replace(cfg, optimizer_state="fresh") if cfg.optimizer_state == "auto" else cfg
     if cfg.optimizer_state != "auto":
@@ -623,11 +625,10 @@ def scored_by(model, anchor):
 def layers_recomputed(cfg, model):
     """A gradient pass (forward and backward inside) in which each decoder layer keeps only its input and runs again
     in backward (activation checkpointing, torch.utils.checkpoint on each layer of a transformers model's decoder).
-    Without it the 1.5B keeps ~35k numbers per token and layer (counted on the CPU): an RL micro-batch of 8 samples
-    of a 5,000-token contrastive prompt and 3,200 new tokens would hold ~130 GB in bf16; with it the 28 layers'
-    inputs, ~6 GB, and one layer's activations at a time. Costs one more forward. The layer runs again in backward,
-    outside the forward's autocast(cfg): it gets autocast(cfg) again, so it picks the same attention backend (on the
-    H200 the recompute ran cuDNN's, not the forward's memory-efficient one, and checkpoint stopped the update).
+    Without it an RL micro-batch of the 1.5B (8 samples of a 5,000-token prompt and 3,200 new tokens) would hold
+    ~130 GB in bf16; with it the 28 layers' inputs, ~6 GB, and one layer's activations at a time. Costs one more
+    forward. The layer runs again in backward, outside the forward's autocast(cfg): it gets autocast(cfg) again, so
+    it picks the same attention backend (else checkpoint stops the update: bench/RESULTS.md).
     --recompute auto turns it on for CUDA only: on the CPU (the demo's 0.33M policy) memory is not what limits a
     step, and the extra forward would only lengthen the update."""
     on = cfg.recompute == "on" or cfg.recompute == "auto" and str(cfg.device).startswith("cuda")
@@ -667,9 +668,7 @@ def load_weights(model, state, where):
 def continue_optimizer(cfg, opt):
     """With --init-from and optimizer_state 'keep': AdamW's moments from its checkpoint (when it kept them;
     bench/demo/policy keeps weights only), at this run's lr and weight decay; returns whether they were loaded.
-    A fresh AdamW's first step moves every weight by lr whatever its gradient: one such step at lr 3e-4 took the
-    demo's sft policy from a loss of 0.0015 to 0.017 per token on its own training data, and after ssl's two it
-    wrote no working code; with the moments kept, 0.0017 (bench/RESULTS.md)."""
+    A fresh AdamW's first step moves every weight by lr whatever its gradient (bench/RESULTS.md on the demo)."""
     # mmap: only the moments are read (initial_policy read the weights); load_state_dict moves them to the weights'
     state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location="cpu", mmap=True, weights_only=False)  # ours
     if "optim" in state and len(state["optim"]["param_groups"][0]["params"]) == len(opt.param_groups[0]["params"]):
@@ -683,8 +682,8 @@ def continue_optimizer(cfg, opt):
 @contextmanager
 def autocast(cfg):
     """bf16 compute on CUDA (fp32 weights), attention by any backend but cuDNN's; plain fp32 on CPU.
-    cuDNN's attention builds a plan for each new sequence length, ~18 ms of CPU per call, and a generate meets a new
-    length every token: the H200 generated at ~40 ms per token with it, ~4 without (bench/RESULTS.md, 30e76e2)."""
+    cuDNN's attention builds a plan for each new sequence length, and a generate meets a new length every token
+    (10x slower generation: bench/RESULTS.md)."""
     if cfg.device != "cuda":
         yield
         return
@@ -841,20 +840,32 @@ def build_prompts(cfg, db, batch, step, tok):
     return prompts
 
 
+def target_score(db, task, rng, n=2):
+    """The score a stage-3 prompt's variants stay below, drawn as sft's targets are (a working record's speedup):
+    uniformly among the task's scores with n entries below them (fewer where the task has fewer), the best left out
+    while two remain, so that two known answers (the target, the best) beat what it shows. Only a reference: inf.
+
+    Example: n 2, scores 0.7, 1.0 (the reference), 1.3, 1.9, 2.1 -> 1.3 or 1.9; 0.7, 1.0 -> 1.0; 1.0 -> inf.
+    """
+    scores = sorted(e.score for e in db.entries(task))
+    fits = [x for x in sorted(set(scores)) if sum(y < x for y in scores) >= min(n, len(scores) - 1)]
+    above = fits[:-1] if len(fits) > 1 else fits or scores[-1:]  # (ties below the best: the best)
+    return float(rng.choice(above)) if len(set(scores)) > 1 else math.inf
+
+
 def draw_variants(cfg, db, task, seed, below=None, excluding=None):
     """The n_exemplars entries (Exemplars) a contrastive prompt shows, by ONE rule for stage 3 and for sft's
     contrastive prompts, so that sft trains the question stage 3 asks: the task's entries scored below `below`
-    (default: the task's best score, so never the best nor a tie of it), none longer than exemplar_max_chars, drawn
+    (sft: its record's speedup; stage 3: target_score, drawn from `seed`), none longer than exemplar_max_chars, drawn
     by exemplar_mode from `seed`; excluding: a code left out. Each code comes without its stage-1 intent label: the
     measured score is what the prompt says of it (the 1.5B copied "faster (hoped):" into its designs).
-    Why never the best: the prompt asks for a version faster than all it shows. Shown the best, a policy has nothing
-    it knows to write (shown its best or a tie in 21 of 24 prompts, the 1.5B wrote 0 correct of 133 CUDA replies);
-    shown slower ones, the faster variants it learnt in sft answer it, and a group that writes several of them gives
-    GRPO a choice of speeds.
+    Why below a working record: the prompt asks for a version faster than all it shows. Shown the best, a policy has
+    nothing it knows to write; shown slower ones, the faster variants it learnt in sft answer it, and a group that
+    writes several of them gives GRPO a choice of speeds.
 
-    Example: scores 1.0 (the reference), 0.7, 1.3, 2.1 -> drawn from 1.0, 0.7, 1.3; with below=1.3: from 1.0, 0.7.
+    Example: scores 1.0 (the reference), 0.7, 1.3, 2.1, below=1.3: drawn from 1.0, 0.7.
     """
-    top = max((e.score for e in db.entries(task)), default=0.0) if below is None else below
+    top = target_score(db, task, np.random.default_rng([seed, 1]), cfg.n_exemplars) if below is None else below
     pool = [e for e in db.entries(task, excluding=excluding) if e.score < top
             and (not cfg.exemplar_max_chars or len(unlabelled(e.code)) <= cfg.exemplar_max_chars)]
     shown = sample_exemplars(pool, cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
@@ -879,10 +890,10 @@ PURE_SAMPLING = dict(top_k=0, min_p=0.0, typical_p=1.0, repetition_penalty=1.0, 
 def generate(cfg, model, tok, prompts, seed):
     """G samples of each prompt in one batch (KV-cached, prompts left-padded), after torch.manual_seed(seed); per
     prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts. --gen-cache: graphs (auto's
-    choice on CUDA: 3,719 generated tokens/s on the H200, static 2,731, dynamic 723; bench/RESULTS.md) is decode's
-    CUDA-graphed loop, static transformers' generate with a compiled decoding step; both sample the dynamic cache's
-    tokens on the CPU. On CUDA compiled kernels round bf16 their own way, and the loss scores the samples with the
-    eager forward (the old log-probs too), as RL on a separate inference engine does."""
+    choice on CUDA, the fastest: bench/RESULTS.md) is decode's CUDA-graphed loop, static transformers' generate with
+    a compiled decoding step; both sample the dynamic cache's tokens on the CPU. On CUDA compiled kernels round bf16
+    their own way, and the loss scores the samples with the eager forward (the old log-probs too), as RL on a
+    separate inference engine does."""
     from transformers import GenerationConfig
     graphs = cfg.gen_cache == "graphs" or (cfg.gen_cache == "auto" and cfg.device == "cuda")
     static = graphs or cfg.gen_cache == "static"
@@ -914,7 +925,7 @@ def generate(cfg, model, tok, prompts, seed):
 def static_length(n):
     """The length a static cache pads n prompt tokens to: 512, 1024, 2048, ... One cache shape, so one compile, per
     length: contrastive prompts move by thousands of tokens from step to step (their exemplars' code), and finer
-    buckets (256 tokens) would recompile nearly every step, ~40 s each on the H200, until dynamo's recompile limit."""
+    buckets (256 tokens) would recompile nearly every step, until dynamo's recompile limit."""
     return 512 << max(0, math.ceil(math.log2(n / 512)))
 
 
@@ -925,12 +936,11 @@ DECODERS = {}  # decode's static cache and compiled forward, kept while the mode
 def decode(cfg, model, enc, eos, seed, check_every=64):
     """--gen-cache graphs: G samples of each left-padded prompt of enc without transformers' generate loop; (n * G, T)
     token ids. A static KV cache (kept while the rows stay and the prompts fit: DECODERS; shorter prompts are padded
-    further, so a step whose prompts are shorter than the last one's compiles nothing: on the H200 a step that fell
-    to a shorter length spent 40 s compiling), one forward of the prompts, then one forward per token, compiled on
-    CUDA into CUDA graphs (torch.compile's reduce-overhead mode: one graph replay per token, the mask and cache at
-    fixed addresses); each token drawn from softmax(logits / temperature) by the Gumbel-max trick, argmax(logits / t
-    - log E) with E ~ Exp(1) from a generator seeded with seed; the loop ends once every row has an eos (looked at
-    every check_every tokens: one synchronisation each)."""
+    further, so a step whose prompts are shorter than the last one's compiles nothing), one forward of the prompts,
+    then one forward per token, compiled on CUDA into CUDA graphs (torch.compile's reduce-overhead mode: one graph
+    replay per token, the mask and cache at fixed addresses); each token drawn from softmax(logits / temperature)
+    by the Gumbel-max trick, argmax(logits / t - log E) with E ~ Exp(1) from a generator seeded with seed; the loop
+    ends once every row has an eos (looked at every check_every tokens: one synchronisation each)."""
     from transformers import StaticCache
     G, T = cfg.group_size, cfg.max_new_tokens
     ids, mask = enc["input_ids"].repeat_interleave(G, 0), enc["attention_mask"].repeat_interleave(G, 0)  # (N, P)
@@ -948,8 +958,7 @@ def decode(cfg, model, enc, eos, seed, check_every=64):
     mask = torch.cat([mask, mask.new_ones(N, T)], 1)                 # (N, P + T): every new token is attended to
     pos = (mask[:, :P].cumsum(1) - 1).clamp(min=0)                  # (N, P): positions skip the left padding
     g, kv = torch.Generator(dev).manual_seed(seed), cache_arg(model, cache)
-    # the prompts' forward keeps the last position's logits alone: all of them, for 64 rows of a 4,000-token
-    # contrastive prompt, would be ~150 GB (the H200's second contrastive RL step ran out of memory there)
+    # the prompts' forward keeps the last position's logits alone: all of them, for 64 rows of 4,000 tokens, ~150 GB
     logits = model(input_ids=ids, attention_mask=mask, position_ids=pos, **kv, logits_to_keep=1,
                    cache_position=torch.arange(P, device=dev)).logits[:, -1]
     out = ids.new_empty(N, T)
@@ -1021,8 +1030,7 @@ def is_success(res):
 
 
 def rounded(cfg, speedup):
-    """A measured speedup within round_to_one of 1.0 as exactly 1.0 (the paper's conservative rounding: identical
-    code scored within +-2% on an H200, so such a speedup is no evidence of one)."""
+    """A measured speedup within round_to_one of 1.0 as exactly 1.0 (the paper's conservative rounding)."""
     return 1.0 if speedup is not None and abs(speedup - 1.0) <= cfg.round_to_one else speedup
 
 
@@ -1077,11 +1085,12 @@ def rewards_of(cfg, results):
     """(raw rewards (N,), training rewards (N,)) of results: raw = speedup, fail_reward or copy_reward; training =
     raw (the default: with group advantages they keep the speed order), or the paper's shape with
     --reward-normalize: normalised over the step, then clipped to +-reward_clip of its std.
-    Why raw by default: normalised over a step and clipped at 1.5 std, the clip bound at 0.75x-1.27x on the 1.5B's
+    Why not normalised by default: over a step and clipped at 1.5 std, the clip bound at 0.75x-1.27x on the 1.5B's
     steps, and a correct 0.89x got the advantage of its group's 1.19x samples: what was trained was the pass rate.
 
-    Example (fail_reward 0, groups of 4, the defaults): [fail, 0.89, 1.19, 1.5] -> advantages [-1.60, -0.01, 0.53,
-    1.08]; under the paper's shape, beside two groups of failures, 1.19 and 1.5 both get 0.72.
+    Example (groups of 4, the defaults: log speedups, fail -2, no std): [fail, 0.89, 1.19, 1.5] -> rewards [-2,
+    -0.117, 0.174, 0.405] -> advantages [-1.62, 0.27, 0.56, 0.79]; under the paper's shape, beside two groups of
+    failures, 1.19 and 1.5 both get 0.72.
     """
     copy_reward = cfg.fail_reward if cfg.copy_reward == "fail" else float(cfg.copy_reward)
     kw = dict(fail_reward=cfg.fail_reward, copy_reward=copy_reward, log_speedup=cfg.log_speedup)
@@ -1100,11 +1109,9 @@ def group_signal(cfg, adv, results):
     """The step's group-variance diagnostic: groups, those with a non-zero advantage (GRPO learns from them alone),
     those whose correct samples differ in speed by more than the timing noise (round_to_one; None without results),
     and the flat ones, whose zero advantages move nothing (skipped)."""
-    groups = adv.view(-1, cfg.group_size)  # (B, G)
+    groups, G, speed = adv.view(-1, cfg.group_size), cfg.group_size, None  # (B, G)
     signal = int((groups != 0).any(1).sum())
-    speed = None
     if results:
-        G = cfg.group_size
         fast = [[r.speedup for r in results[i:i + G] if is_success(r) and r.speedup] for i in range(0, len(results), G)]
         speed = sum(len(s) > 1 and max(s) > min(s) * (1 + cfg.round_to_one) for s in fast)
     return dict(groups=len(groups), groups_signal=signal, groups_speed=speed, groups_flat=len(groups) - signal)
@@ -1150,8 +1157,13 @@ def micro_batches(cfg, indices):
 
 
 def optimizer_step(cfg, model, opt):
-    """Clip the gradient norm (max_grad_norm; 0 = off), take the AdamW step; returns the norm before clipping."""
+    """Clip the gradient norm (max_grad_norm; 0 = off), take the AdamW step at lr x min(1, k / warmup_steps), k this
+    AdamW's steps from 1 (moments kept from --init-from keep their count); returns the norm before clipping. Why: a
+    fresh AdamW's first steps move every weight by about lr, whatever its gradient (sign descent)."""
     norm = torch.nn.utils.clip_grad_norm_(trainable(model), cfg.max_grad_norm or float("inf"))
+    k = 1 + max((int(st["step"]) for st in opt.state.values() if "step" in st), default=0)
+    for group in opt.param_groups:
+        group["lr"] = cfg.lr * min(1.0, k / cfg.warmup_steps) if cfg.warmup_steps else cfg.lr
     opt.step()
     return float(norm)
 
@@ -1159,21 +1171,26 @@ def optimizer_step(cfg, model, opt):
 def update(cfg, model, anchor, opt, rollouts, adv, step=0):
     """GRPO with PPO's mini-batches: mu passes over the batch, each split into `minibatches` AdamW steps (each over
     grad_accum micro-batches); the first pass takes the samples in (B*G) order, every later one in a fresh order
-    drawn from (seed, step) (PPO's reshuffle: the same on every rank). Old (and reference) log-probs of every
-    micro-batch come first, no grad, before the first step. From the second step on the weights have moved, so the
-    ratios leave 1 and the eps clip can bind; with one step per batch every ratio is 1 and the clip does nothing.
+    drawn from (seed, step) (PPO's reshuffle: the same on every rank). With beta = 0 only the samples of groups with
+    a signal take part (a flat group's advantages are exact zeros: forwarding it would only dilute the mean). Old
+    (and reference) log-probs of every micro-batch come first, no grad, before the first step. From the second step
+    on the weights have moved, so the ratios leave 1 and the eps clip can bind; with one step per batch every ratio
+    is 1 (the old log-probs are the current ones, detached: no forward) and the clip does nothing.
     Under torchrun each rank takes its share of each mini-batch; the shares of the loss are taken of the whole
     mini-batch, so the gradients summed over the ranks (and the logged stats) are those of one process."""
+    groups = adv.split([len(r["ids"]) for r in rollouts])  # each rollout's group
+    kept = np.flatnonzero(np.concatenate([np.full(len(g), bool(g.ne(0).any()) or cfg.beta > 0) for g in groups]))
     samples = flat_samples(rollouts)
-    n, m = len(samples), min(cfg.minibatches, len(samples))
+    n, m = len(kept), min(cfg.minibatches, len(kept))
     rng = np.random.default_rng(seed_for(cfg, step, "minibatches"))  # (one mini-batch: nothing to reshuffle)
-    orders = [np.arange(n)] + [rng.permutation(n) if m > 1 else np.arange(n) for _ in range(cfg.mu - 1)]
+    orders = [kept] + [kept[rng.permutation(n)] if m > 1 else kept for _ in range(cfg.mu - 1)]
     parts = [p.tolist() for order in orders for p in np.array_split(order, m)]  # each AdamW step's samples
     chunks = [micro_batches(cfg, shard(part)) for part in parts]  # per step: this rank's micro-batches
     tokens = [sum(int(samples[i][2].sum()) for i in part) for part in parts]
     adv, n_steps = adv.to(cfg.device), len(parts)
     with torch.no_grad():
-        old = [[token_logps(cfg, model, [samples[i] for i in c])[0] for c in cs] for cs in chunks]
+        old = [[token_logps(cfg, model, [samples[i] for i in c])[0] if n_steps > 1 else None for c in cs]
+               for cs in chunks]
         with scored_by(model, anchor) if anchor is not None else nullcontext() as ref_model:  # (kl_anchor)
             ref = [[token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in cs]
                    for cs in chunks]
@@ -1185,6 +1202,7 @@ def update(cfg, model, anchor, opt, rollouts, adv, step=0):
             bar.update()
             with layers_recomputed(cfg, model):
                 logp, mask = token_logps(cfg, model, [samples[i] for i in c])
+                old_lp = logp.detach() if old_lp is None else old_lp  # one step: the ratio is 1, its gradient logp's
                 loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
                                      eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
                                      max_tokens=cfg.max_new_tokens)
@@ -1196,7 +1214,7 @@ def update(cfg, model, anchor, opt, rollouts, adv, step=0):
         grad_norm += optimizer_step(cfg, model, opt) / n_steps  # of the summed gradient: the same on every rank
     bar.close()
     stats = {k: sum(part.get(k, 0.0) for part in gather([stats])) for k in ("loss", "clip_frac", "kl", "ratio")}
-    return dict(stats, loss=stats["loss"] / n_steps, grad_norm=grad_norm, updated=True)
+    return dict(stats, loss=stats["loss"] / n_steps, grad_norm=grad_norm, updated=True, trained=int(n))
 
 
 NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None, updated=False)
@@ -1294,7 +1312,7 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
              else "")
     groups = (f" | signal {rec['groups_signal']}/{rec['groups']}"
               + (f" ({rec['groups_speed']} by speed)" if rec.get("groups_speed") is not None else "")
-              if "groups" in rec else "")
+              + f", {rec['groups_flat']} flat" if "groups" in rec else "")
     print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%}{groups} | best {top} | "
           f"{times['step_s']:.1f} s/step: generate {times['gen_s']:.1f} s ({times['gen_tok_s']:,.0f} tok/s), "
           f"evaluate {times['eval_s']:.1f} s{built}, update {times['update_s']:.1f} s", flush=True)
@@ -1604,8 +1622,7 @@ STOCK_ANALYSIS = "The reference runs one PyTorch op after another."
 def as_reply(code, prompt, analysis=STOCK_ANALYSIS):
     """A bare working code as the three-section reply the prompt asks for: the analysis given (a plain prompt's: a
     stock sentence), the code's module docstring (less its intent label) as the design, the rest as the code. Why:
-    trained on the stage-1 files as they are, the 0.5B began 183 of its 344 measured replies with \"\"\"slower:
-    (bench/RESULTS.md)."""
+    trained on the stage-1 files as they are, the 0.5B began most replies with an intent label (bench/RESULTS.md)."""
     m = DOCSTRING.match(code)
     design, code = (m.group(1), code[m.end():]) if m else ("The same outputs, computed with less work.", code)
     reply = (f"### Performance analysis\n{analysis}\n### Algorithm design\n"
@@ -1640,7 +1657,9 @@ def contrastive_example(cfg, db, tok, eos, record, step, i):
     own = record.get("code") or extract_code(record.get("completion", "")).code
     if not own:
         return []
-    target = (record.get("result") or {}).get("speedup") or math.inf
+    target = (record.get("result") or {}).get("speedup")
+    if not target:  # no measured speed: no target to show slower variants of
+        return []
     shown = draw_variants(cfg, db, record.get("task", ""), seed_for(cfg, step, f"{record.get('task')}#{i}"),
                           below=rounded(cfg, target), excluding=own)
     if not shown:

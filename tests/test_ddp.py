@@ -31,7 +31,7 @@ class NoStep:
     """An optimizer that zeroes gradients but never steps: update() then leaves the gradient in p.grad."""
 
     def __init__(self, model):
-        self.model = model
+        self.model, self.state, self.param_groups = model, {}, [{}]
 
     def zero_grad(self, set_to_none=True):
         self.model.zero_grad(set_to_none=set_to_none)

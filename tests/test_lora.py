@@ -71,7 +71,8 @@ def test_grpo_through_adapters_follows_the_advantage(tmp_path, monkeypatch, sign
     frozen tied embeddings keep logits within ~±2.6, so the sampled share moves less than full fine-tuning's.)"""
     monkeypatch.setattr(rl, "build_prompt", short_prompt)
     out = tmp_path / "run"
-    flags = TOY + ["--steps", "12", "--ckpt-every", "0", "--lora-rank", "16", "--lora-alpha", "16", "--out", str(out)]
+    flags = TOY + ["--steps", "12", "--ckpt-every", "0", "--lora-rank", "16", "--lora-alpha", "16", "--out", str(out),
+                   "--std-normalize", "--warmup-steps", "0"]  # advantages of a toy reward's scale, the lr at once
     rl.run(rl.parse_config(flags), reward_fn=lambda task, texts: [sign * x for x in toy_reward(task, texts)])
     start = tiny(rank=16)
     trained, tok = rl.initial_policy(rl.Config(model="tiny", device="cpu", seed=3, init_from=str(out),

@@ -2,6 +2,7 @@
 GRPO learning a toy reward (and not learning it with the advantage sign flipped), left-padding maths, the GGUF path."""
 import glob
 import json
+import math
 import os
 import re
 import shutil
@@ -93,13 +94,15 @@ def test_check_config_rejects_wrong_types():
 
 
 def test_flags_that_would_not_do_what_they_say_are_refused():
-    """--log-speedup with a failure reward >= 0 ranks a failure above a correct 0.5x code (log 0.5 = -0.69 < 0);
-    top_p < 1 in the rl stage samples a truncated distribution that the loss does not score. Each is one line."""
-    for cfg, words in [(rl.Config(log_speedup=True), "fail_reward"), (rl.Config(top_p=0.9), "top_p")]:
+    """--log-speedup with a failure reward at or above log(0.25) (the least a correct code earns) ranks a failure with
+    or above a correct 0.25x code; top_p < 1 in the rl stage samples a truncated distribution that the loss does not
+    score. Each is one line."""
+    for cfg, words in [(rl.Config(fail_reward=-1.0), "fail_reward"), (rl.Config(top_p=0.9), "top_p")]:
         with pytest.raises(rl.ConfigError, match=words) as e:
             rl.check_config(cfg)
         assert "\n" not in str(e.value)
-    rl.check_config(rl.Config(log_speedup=True, fail_reward=-5.0))  # below log(0.01) = -4.6
+    rl.check_config(rl.Config(fail_reward=-1.5))  # below log(0.25) = -1.39
+    rl.check_config(rl.Config(log_speedup=False, fail_reward=0.0))  # raw speedups: a failure's 0 is below any
     rl.check_config(rl.Config(stage="collect", top_p=0.9))  # collect and ssl do not score ratios
 
 
@@ -212,9 +215,9 @@ def test_flags_given_win_over_the_demo_policys_flags(capsys, monkeypatch, argv):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     cfg = rl.resolve_config(rl.parse_config(argv))
     assert (cfg.contrastive, cfg.lr, cfg.temperature) == (True, 1e-6, 1.0)
-    assert (cfg.mu, cfg.fail_reward, cfg.model) == (2, -1.0, "tiny")  # the demo's flags for the rest
+    assert (cfg.mu, cfg.max_new_tokens, cfg.model) == (2, 700, "tiny")  # the demo's flags for the rest
     [line] = capsys.readouterr().out.strip().splitlines()
-    assert "+5 flags" in line and len(line) < 160, line  # flags.json's 8, less the 3 given
+    assert "+4 flags" in line and len(line) < 160, line  # flags.json's 7, less the 3 given
 
 
 def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch):
@@ -664,11 +667,11 @@ def test_resume_without_a_checkpoint_keeps_the_steps_it_redoes(tmp_path, monkeyp
 def test_resume_with_a_new_lr_trains_at_the_new_lr(tmp_path, monkeypatch):
     """Flags given on --resume win over config.json: the optimizer's state (restored from ckpt.pt) carries the run's
     old lr, so without an explicit override `--resume --lr X` trained on at the old one (5d040fe, on the H200)."""
-    out = run_then(tmp_path, monkeypatch, steps=2)
-    assert torch.load(out / "ckpt.pt", weights_only=False)["optim"]["param_groups"][0]["lr"] == 1e-2
+    out = run_then(tmp_path, monkeypatch, steps=2)  # the lr warms up over 5 AdamW steps: 2 of 5 so far
+    assert torch.load(out / "ckpt.pt", weights_only=False)["optim"]["param_groups"][0]["lr"] == pytest.approx(4e-3)
     rl.run(rl.parse_config(["--resume", "--out", str(out), "--steps", "3", "--lr", "3e-4"]), reward_fn=toy_reward)
     state = torch.load(out / "ckpt.pt", weights_only=False)
-    assert state["step"] == 3 and {g["lr"] for g in state["optim"]["param_groups"]} == {3e-4}
+    assert state["step"] == 3 and [g["lr"] for g in state["optim"]["param_groups"]] == pytest.approx([1.8e-4])
 
 
 class OnAnotherDevice:
@@ -922,14 +925,14 @@ def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
     """The evaluator path end to end on one group: a correct rewrite earns its speedup, a reply without code earns
     fail_reward, and the winner lands in the database (score = speedup) and in OUT/best/ with its speedup."""
     cfg = rl.resolve_config(rl.Config(model="tiny", device="cpu", task="cpu/relu", group_size=2,
-                                      eval_time_budget=0.2, out=str(tmp_path)))
+                                      eval_time_budget=0.2, out=str(tmp_path), log_speedup=False, fail_reward=0.0))
     tasks = rl.load_tasks(cfg)
     db, best = rl.open_database(cfg, tasks)
     rollouts = [dict(texts=[CLAMP_RELU, "I would rather not."])]
     results, raw, rewards = rl.evaluate_and_reward(cfg, tasks, rollouts)
     assert [r.status for r in results] == ["ok", "compile_error"], [r.reason for r in results]
     assert raw[0] == pytest.approx(results[0].speedup) and raw[1] == 0.0
-    assert rewards.tolist() == raw.tolist()  # by default the raw speedups train (advantages keep their order)
+    assert rewards.tolist() == raw.tolist()  # not normalised: the rewards train as they are
     paper = rl.rewards_of(rl.replace(cfg, reward_normalize=True), results)[1]
     assert paper.tolist() == pytest.approx([1.0, -1.0])  # the paper's shape: normalised over the step, +-1 sigma
     rl.record_winners(cfg, db, best, tasks, rollouts, results, step=1)
@@ -1010,14 +1013,18 @@ COPY = ok(1.02, same_as_reference=True)
 
 
 def test_raw_rewards_are_raw_speedups(monkeypatch):
-    """By default (--no-reward-normalize) the rewards are the speedups themselves; the clip (k = 1.5 by default) acts
-    on the paper's normalised rewards only (--reward-normalize), so a 6x and a 2x candidate do not both get 1.5."""
+    """With --no-log-speedup (--no-reward-normalize by default) the rewards are the speedups themselves (by default
+    their logs); the clip (k = 1.5 by default) acts on the paper's normalised rewards only (--reward-normalize), so a
+    6x and a 2x candidate do not both get 1.5."""
     fake_evaluator(monkeypatch, {"six": ok(6.0), "two": ok(2.0)})
     batch, rollouts = [("t", "REF")], [dict(texts=[reply("six"), reply("two")])]
-    _, raw, rewards = rl.evaluate_and_reward(rl.Config(device="cpu", reward_normalize=False), batch, rollouts)
+    raw_cfg = rl.Config(device="cpu", log_speedup=False, fail_reward=0.0)
+    _, raw, rewards = rl.evaluate_and_reward(raw_cfg, batch, rollouts)
     assert raw.tolist() == rewards.tolist() == [6.0, 2.0]
+    assert rl.evaluate_and_reward(rl.Config(device="cpu"), batch, rollouts)[1].tolist() == pytest.approx(
+        [math.log(6.0), math.log(2.0)])
     # normalised over the step: mean 4, std 2 -> [1, -1]; the clip at 1.5 does not bind
-    _, _, rewards = rl.evaluate_and_reward(rl.Config(device="cpu", reward_normalize=True), batch, rollouts)
+    _, _, rewards = rl.evaluate_and_reward(replace(raw_cfg, reward_normalize=True), batch, rollouts)
     assert rewards.tolist() == pytest.approx([1.0, -1.0])
 
 
@@ -1027,7 +1034,7 @@ def test_a_copy_of_the_reference_earns_what_a_failure_earns(monkeypatch, tmp_pat
     or best/, also from stage-1 data."""
     calls = fake_evaluator(monkeypatch, {"honest": ok(0.8), "copy": COPY, "junk": FAILED})
     batch, rollouts = [("t", "REF")], [dict(texts=[reply("honest"), reply("copy"), reply("junk")])]
-    cfg = rl.Config(device="cpu", fail_reward=-1.0, out=str(tmp_path))
+    cfg = rl.Config(device="cpu", fail_reward=-1.0, log_speedup=False, out=str(tmp_path))
     results, raw, _ = rl.evaluate_and_reward(cfg, batch, rollouts)
     assert raw.tolist() == [0.8, -1.0, -1.0]
     assert calls[0][1]["time_copies"] is False  # so the evaluator checks copies in full but barely times them
@@ -1087,7 +1094,7 @@ def test_adv_std_floor_reaches_the_update(tmp_path, monkeypatch):
     seen = []
     monkeypatch.setattr(rl, "update", lambda cfg, m, r, o, rollouts, adv, step: seen.append(adv) or rl.NO_UPDATE)
     flags = ["--model", "tiny", "--task", "cpu/relu", "--steps", "1", "--group-size", "4", "--max-new-tokens", "4",
-             "--device", "cpu", "--adv-std-floor", "0.1", "--out", str(tmp_path)]
+             "--device", "cpu", "--std-normalize", "--adv-std-floor", "0.1", "--out", str(tmp_path)]
     rl.run(rl.parse_config(flags), reward_fn=lambda task, texts: [1.0, 1.05, 0.95, 1.0])
     assert seen[0].tolist() == pytest.approx([0.0, 0.4995, -0.4995, 0.0], abs=1e-5)
 
@@ -1102,13 +1109,14 @@ def test_large_speedups_are_rechecked_and_near_one_rounded(monkeypatch):
     names = list(table)
     batch, rollouts = [("t", "REF")], [dict(texts=[reply(n) for n in names])]
     calls = fake_evaluator(monkeypatch, table)
-    results, raw, _ = rl.evaluate_and_reward(rl.Config(device="cpu"), batch, rollouts)
+    raw_cfg = rl.Config(device="cpu", log_speedup=False, fail_reward=0.0)  # rewards the speedups themselves
+    results, raw, _ = rl.evaluate_and_reward(raw_cfg, batch, rollouts)
     assert [n for n, _ in calls] == [names, ["lucky", "steady", "flaky"]]
     assert calls[1][1]["time_budget_s"] == rl.Config().eval_time_budget
     assert [r.speedup for r in results[:2]] == [2.5, 4.0] and results[2].status == "wrong_output"
     assert raw.tolist() == [2.5, 4.0, 0.0, 1.0, 0.97, 0.0, 0.0]
     calls = fake_evaluator(monkeypatch, table)  # from the first answers again; both rules off: as measured
-    _, raw, _ = rl.evaluate_and_reward(rl.Config(device="cpu", recheck_above=0.0, round_to_one=0.0), batch, rollouts)
+    _, raw, _ = rl.evaluate_and_reward(replace(raw_cfg, recheck_above=0.0, round_to_one=0.0), batch, rollouts)
     assert len(calls) == 1 and raw.tolist() == [9.0, 4.0, 5.0, 1.015, 0.97, 0.0, 0.0]
 
 
@@ -1120,7 +1128,7 @@ def test_timing_noise_earns_no_advantage_by_default(monkeypatch):
     fake_evaluator(monkeypatch, {"a": ok(1.0), "b": ok(1.01), "c": ok(0.99), "d": ok(1.0), "win": ok(2.0)})
     batch = [("noise", "REF1"), ("real", "REF2")]
     rollouts = [dict(texts=[reply(n) for n in "abcd"]), dict(texts=[reply(n) for n in ("a", "a", "a", "win")])]
-    cfg = rl.Config(device="cpu", group_size=4, reward_normalize=True)
+    cfg = rl.Config(device="cpu", group_size=4, reward_normalize=True, log_speedup=False, fail_reward=0.0)
     _, raw, rewards = rl.evaluate_and_reward(cfg, batch, rollouts)
     assert raw.tolist() == [1.0] * 7 + [2.0]
     adv = rl.group_advantages(torch.tensor(rewards).view(2, 4))

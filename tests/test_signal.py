@@ -4,9 +4,11 @@ keeps every working variant, the reward keeps the speed order inside a group, an
 contrastive prompts trained (never the task's best shown, the analysis a comparison of what is shown).
 """
 import json
+import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -103,21 +105,68 @@ def result(speedup):
 
 
 def test_the_default_reward_keeps_the_speed_order_inside_a_group():
-    """Hand-computed: speedups [fail, 0.89, 1.19, 1.5] in a group of 4, beside two groups of failures. Raw speedups
-    and the group std (floor 0.05): mean 0.895, std 0.5599 -> [-1.598, -0.009, 0.527, 1.080]. The paper's shape
-    (normalised over the step: mean 0.2983, std 0.5316, clipped at 1.5) gives 1.19 and 1.5 the same advantage."""
+    """Hand-computed: speedups [fail, 0.89, 1.19, 1.5] in a group of 4, beside two groups of failures. Log speedups,
+    failures -2, minus the group mean, no std: rewards [-2, -0.1165, 0.1740, 0.4055], mean -0.3843 -> [-1.6157,
+    0.2677, 0.5582, 0.7897]. The paper's shape (normalised over the step, clipped at 1.5) gives 1.19 and 1.5 the
+    same advantage."""
     results = [result(s) for s in (None, 0.89, 1.19, 1.5)] + [result(None)] * 8
     cfg = rl.Config(group_size=4)
     adv = rl.advantages_of(cfg, rl.rewards_of(cfg, results)[1])
-    torch.testing.assert_close(adv[:4], torch.tensor([-1.5981, -0.0089, 0.5268, 1.0803]), atol=1e-4, rtol=0)
-    assert adv[3] - adv[2] > 0.5 and adv[1] < adv[2]  # a 1.5x clearly above a 1.19x, a 0.89x below it
+    torch.testing.assert_close(adv[:4], torch.tensor([-1.6157, 0.2677, 0.5582, 0.7897]), atol=1e-4, rtol=0)
+    assert adv[1] < adv[2] < adv[3]
     assert not adv[4:].any()  # the flat groups: no signal
-    paper = rl.Config(group_size=4, reward_normalize=True, adv_std_floor=0.0)
+    paper = rl.Config(group_size=4, reward_normalize=True, adv_std_floor=0.0, std_normalize=True, log_speedup=False,
+                      fail_reward=0.0)
     old = rl.advantages_of(paper, rl.rewards_of(paper, results)[1])
     assert old[2] == old[3]  # what the clip did to the 1.5B's steps
-    # timing noise alone (within the floor) earns small advantages, not a win's
-    noise = rl.advantages_of(cfg, rl.rewards_of(cfg, [result(s) for s in (1.0, 1.03, 0.97, 1.0)])[1])
-    assert noise.abs().max() < 0.7
+
+
+def test_a_lone_fast_program_outranks_a_lone_slow_one_and_noise_earns_little():
+    """Among failures a lone correct 5x gets +2.71 and a lone 0.5x +0.98 (the group std made both +1.73); +-3% timing
+    noise at 3x earns at most 0.03, a sixth of what 1.5x beside 1.0x earns (0.20; the std made the noise +-1.41)."""
+    cfg = rl.Config(group_size=4)
+    adv = lambda speedups: rl.advantages_of(cfg, rl.rewards_of(cfg, [result(x) for x in speedups])[1])  # noqa: E731
+    fast, slow = adv([None, None, None, 5.0])[3], adv([None, None, None, 0.5])[3]
+    assert fast == pytest.approx(2.7071, abs=1e-4) and slow == pytest.approx(0.9801, abs=1e-4)
+    noise, real = adv([3.0, 3.09, 2.91, 3.0]).abs().max(), adv([1.5, 1.0, 1.0, 1.5]).abs().max()
+    assert real == pytest.approx(0.2027, abs=1e-4) and noise < real / 6
+
+
+def test_flat_groups_get_exact_zeros_and_stay_out_of_the_update(monkeypatch):
+    """Equal rewards in a group of 7 (not a power of two: the mean rounds) are exact zeros, not ~1e-15; the update
+    forwards only the groups with a signal, and with one AdamW step per batch no old log-prob forward runs."""
+    flat = rl.advantages_of(rl.Config(group_size=7), rl.rewards_of(rl.Config(), [result(0.7)] * 7)[1])
+    assert flat.eq(0).all()
+    cfg = rl.Config(model="tiny", device="cpu", group_size=4, grad_accum=1, lr=1e-3)
+    model, _ = rl.load_policy(cfg)
+    g = torch.Generator().manual_seed(0)
+    rollouts = [dict(prompt=torch.randint(0, 256, (6,), generator=g), ids=torch.randint(0, 256, (4, 8), generator=g),
+                     mask=torch.ones(4, 8, dtype=torch.bool)) for _ in range(2)]
+    adv = torch.tensor([0.0] * 4 + [1.0, -1.0, 0.5, -0.5])  # group 1 flat, group 2 with a signal
+    seen, token_logps = [], rl.token_logps
+    monkeypatch.setattr(rl, "token_logps", lambda cfg, model, samples, **kw: (
+        seen.append((torch.is_grad_enabled(), [s[1][0].item() for s in samples])), token_logps(cfg, model, samples,
+                                                                                              **kw))[1])
+    stats = rl.update(cfg, model, None, torch.optim.AdamW(model.parameters(), lr=cfg.lr), rollouts, adv)
+    second = [int(x) for x in rollouts[1]["ids"][:, 0]]
+    assert seen == [(True, second)] and stats["trained"] == 4  # one forward, with grad, of group 2 alone
+
+
+def test_a_fresh_adamw_warms_up_and_a_continued_one_does_not():
+    cfg = rl.Config(lr=1e-3, warmup_steps=4)
+    w = torch.nn.Parameter(torch.ones(3))
+    opt = torch.optim.AdamW([w], lr=cfg.lr)
+    lrs = []
+    for _ in range(6):
+        w.grad = torch.ones(3)
+        rl.optimizer_step(cfg, torch.nn.Linear(1, 1), opt)  # (the norm is of another module's: none)
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs == pytest.approx([2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3, 1e-3])
+    later = torch.optim.AdamW([w], lr=cfg.lr)
+    later.load_state_dict(opt.state_dict())  # moments kept from --init-from: past the warmup already
+    w.grad = torch.ones(3)
+    rl.optimizer_step(cfg, torch.nn.Linear(1, 1), later)
+    assert later.param_groups[0]["lr"] == pytest.approx(1e-3)
 
 
 def test_the_group_variance_diagnostic_counts_groups_with_a_signal():
@@ -149,9 +198,10 @@ LONG = CLAMP.replace("return", "# " + "x" * 3000 + "\n        return")
 
 
 def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch):
-    """One rule (draw_variants) for stage 3's prompts and sft's contrastive ones: variants scored below the target
-    (stage 3: the task's best, so never the best nor a tie of it; sft: the record's own speedup), none longer than
-    --exemplar-max-chars. And sft's contrastive target answers the analysis by comparing the variants it shows."""
+    """One rule (draw_variants) for stage 3's prompts and sft's contrastive ones: variants scored below a working
+    variant's score (stage 3: target_score, never the best while two remain; sft: the record's own speedup), none
+    longer than --exemplar-max-chars. And sft's contrastive target answers the analysis by comparing the variants it
+    shows; a record with no measured speedup has no contrastive example."""
     monkeypatch.setattr(rl, "build_prompt", build_prompt)
     cfg = rl.Config(model="tiny", device="cpu", task="cpu/relu", exemplar_max_chars=2000)
     tok = rl.tiny_policy(0)[1]
@@ -161,18 +211,33 @@ def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch
     db.seed_reference("cpu/relu", RELU)
     for score, code in codes.items():
         db.add("cpu/relu", code, score)
-    seen = set()
+    seen, targets = set(), set()
     for step in range(1, 25):
         [prompt] = rl.build_prompts(cfg, db, [("cpu/relu", RELU)], step, tok)
         seen |= {s for s, c in codes.items() if c.strip() in prompt}
+        targets.add(rl.target_score(db, "cpu/relu", np.random.default_rng([rl.seed_for(cfg, step, "cpu/relu"), 1])))
         assert prompt.count("### Variant") == 2
-    assert seen == {0.7, 1.3}  # never the best (2.1), never the long one (1.9); the reference (1.0) too
+    assert seen == {0.7, 1.3} and targets == {1.3, 1.9}  # never the best (2.1) nor the long one (1.9)
     record = dict(task="cpu/relu", ref_code=RELU, code=codes[1.3], result=dict(status="ok", speedup=1.3))
     [(p, t, _)] = rl.contrastive_example(cfg, db, tok, torch.tensor([0]), record, 1, 0)
     prompt, reply = tok.decode(p), extract_code(tok.decode(t))
     assert codes[0.7].strip() in prompt and codes[2.1].strip() not in prompt and codes[1.3].strip() not in prompt
     assert reply.code == codes[1.3].strip() and reply.analysis != rl.STOCK_ANALYSIS
     assert "0.70x" in reply.analysis and "1.00x" in reply.analysis  # the two shown: 0.7 and the reference
+    unmeasured = dict(record, result=dict(status="ok"))
+    assert rl.contrastive_example(cfg, db, tok, torch.tensor([0]), unmeasured, 1, 0) == []
+
+
+def test_target_score_by_hand():
+    db = rl.ExemplarDB()
+    db.seed_reference("t", "ref")
+    draws = lambda: {rl.target_score(db, "t", np.random.default_rng(i)) for i in range(40)}  # noqa: E731
+    assert draws() == {math.inf}  # the reference alone: shown
+    db.add("t", "a", 0.7)
+    assert draws() == {1.0}
+    for code, score in (("b", 1.3), ("c", 1.9), ("d", 2.1)):
+        db.add("t", code, score)
+    assert draws() == {1.3, 1.9}  # two below each, the best (2.1) left out
 
 
 def test_compare_variants_says_what_the_faster_code_does_differently():
@@ -186,3 +251,13 @@ def test_compare_variants_says_what_the_faster_code_does_differently():
                            "(relu_sum_k); it no longer calls relu, sum, mean; it launches fewer ops per call (1 instead "
                            "of 3)")
     assert "about as fast" in compare_variants([(slow, 1.0), (slow, 1.01)])
+
+
+def test_the_default_loss_weighs_every_token_alike():
+    """Token mean (DAPO): a 1-token reply with A = -1 and a 3-token one with A = +1, ratios 1 -> loss (1 - 3) / 4 =
+    -0.5; per sequence (grpo, the flag) the short failing reply weighs as much as the long one: (1 - 1) / 2 = 0."""
+    logp = torch.zeros(2, 3)
+    mask = torch.tensor([[1, 0, 0], [1, 1, 1]])
+    args = (logp, logp, torch.tensor([-1.0, 1.0]), mask)
+    assert rl.grpo_loss(*args, variant=rl.Config().loss_variant)[0] == pytest.approx(-0.5)
+    assert rl.grpo_loss(*args, variant="grpo")[0] == pytest.approx(0.0)

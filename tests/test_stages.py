@@ -203,7 +203,7 @@ def test_contrastive_prompts_show_codes_without_their_intent_labels(monkeypatch)
     db.seed_reference("cpu/relu", RELU)
     db.add("cpu/relu", labelled, 0.9)
     [prompt] = rl.build_prompts(cfg, db, [("cpu/relu", RELU)], 1, tok)
-    record = dict(task="cpu/relu", ref_code=RELU, code=CLAMP.replace("0.0", "0"))
+    record = dict(task="cpu/relu", ref_code=RELU, code=CLAMP.replace("0.0", "0"), result=dict(speedup=1.2))
     [(p, _, _)] = rl.contrastive_example(cfg, db, tok, EOS, record, 1, 0)
     for text in (prompt, tok.decode(p)):
         assert '"""clamp in place.\nOne pass."""\n' + CLAMP.strip() in text and "score 0.90" in text
