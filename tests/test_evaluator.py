@@ -745,7 +745,7 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
     pch, flags = fences._pch_dir(cxx, plain)
     gch = pch / "torch" / "extension.h.gch"
     assert gch.exists() or fences.PCH_WISHES == [(cxx, flags)]  # a build without one wishes for it
-    maker = fences.make_pch(cxx, flags)
+    maker = fences.make_pch(cxx, flags) or fences.make_pch(cxx, flags)  # (made from the second wish on)
     if maker:
         assert maker.wait(timeout=300) == 0
     assert gch.exists() and pch.parent == root / "pch"
