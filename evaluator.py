@@ -47,6 +47,7 @@ import time
 import traceback
 import types
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -1060,6 +1061,7 @@ class Worker:
         """In a build process: run the module (and construct ModelNew) so that its builds are compiled here. Returns
         the precompiled headers its builds wished for (fences.PCH_WISHES)."""
         self.owner = fences.owner_of(src)
+        fences.PCH_SEND[0] = partial(fences.send_data, self.conn)
         fences.serve_builds(self, local=True)
         init_args = _exec_module(ref_src, "reference", Path(tempfile.gettempdir()) / "ref.py").get_init_inputs() \
             if ref_src else None
@@ -1072,6 +1074,7 @@ class Worker:
     def build_spec(self, spec, env, owner):
         """In a build process: compile one load_inline / load call a worker asked for, into owner's folder."""
         os.environ.update(env)
+        fences.PCH_SEND[0] = partial(fences.send_data, self.conn)
         try:
             fences.compile_spec(spec, fences.spec_dir(spec, self.device, owner))
         except Verdict:

@@ -575,7 +575,8 @@ def _library(spec, folder):
     return mod
 
 
-PCH_WISHES = []  # in a build process: [(cxx, flags)] whose precompiled header was missing (its reply carries them)
+PCH_WISHES = []  # in a build process: [(cxx, flags)] whose precompiled header was missing, each sent as it comes
+PCH_SEND = [None]  # ... by this function (a build process's: its wish to the caller, make_pch)
 
 
 def compile_spec(spec, folder):
@@ -636,15 +637,21 @@ def _use_pch(folder):
             with open(lock_path) as lock:  # (read-only: a build cannot write pch/)
                 fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except FileNotFoundError:
-            return PCH_WISHES.append((cxx.group(1), flags))
+            return _wish(cxx.group(1), flags)
         except OSError:  # make_pch is compiling it: main.cpp's compiler waits for it
             if not shutil.which("flock"):
                 return
             text = text.replace(cxx.group(0), f"cxx = flock -s {shlex.quote(str(lock_path))} {cxx.group(1)}", 1)
         else:  # a make_pch that ended without one (killed, or the compiler failed): none, and a wish for another try
-            return PCH_WISHES.append((cxx.group(1), flags))
+            return _wish(cxx.group(1), flags)
     text = text.replace(cflags.group(0), f"cflags = -I{shlex.quote(str(pch))} {cflags.group(1)}", 1)
     ninja.write_text(text)
+
+
+def _wish(cxx, flags):
+    PCH_WISHES.append((cxx, flags))
+    if PCH_SEND[0]:
+        PCH_SEND[0](["pch", cxx, flags])
 
 
 def _pch_dir(cxx, cflags):
@@ -659,18 +666,15 @@ _PCH_MAKING = set()  # pch folders make_pch has started on in this process
 
 def make_pch(cxx, flags):
     """The trusted side's half of _use_pch: torch/extension.h precompiled for a build's compiler and C++ flags (a
-    build's wish: untrusted data), once per folder from its second wish on (in any process: the folder's `wished`),
-    by a process of its own that runs no candidate code and outlives its caller if it must (a one-shot CLI exits
-    before ~20 s of compiling ends). Only a known compiler, and flags that define, optimise or include torch's and
-    Python's own folders (pch_args), are used; the compiler runs from an argument list, never a shell. Returns the
-    process, or None (nothing to do yet, or flags it will not use)."""
+    build's wish, sent as its build starts: untrusted data), once per folder, by a process of its own that runs no
+    candidate code and outlives its caller if it must (a one-shot CLI exits before ~20 s of compiling ends). Only a
+    known compiler, and flags that define, optimise or include torch's and Python's own folders (pch_args), are used;
+    the compiler runs from an argument list, never a shell. Returns the process, or None (nothing to do, or flags it
+    will not use)."""
     args = pch_args(cxx, flags)
     pch = _pch_dir(cxx, flags)[0]
     if args is None or pch in _PCH_MAKING or (pch / "torch" / "extension.h.gch").exists():
         return None
-    if not (pch / "wished").exists():  # the first wish of a flag set, in any process: one build's flags would pay
-        pch.mkdir(parents=True, exist_ok=True)  # ~20 s of compiling and ~750 MB for nobody
-        return (pch / "wished").touch()
     _PCH_MAKING.add(pch)
     code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import fences; fences._make_pch()"
     return subprocess.Popen([sys.executable, "-c", code, str(pch), *args], stdin=subprocess.DEVNULL,
@@ -1567,6 +1571,8 @@ def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, t
                     failure = _build_answer(conn, p.pid) if done else Verdict(
                         "timeout", "timeout", f"build ran over {timeout:.0f} s") if p.is_alive() else Verdict(
                         "runtime_error", "crash", "the build process died")
+                    if failure is PENDING:  # a wish for a precompiled header, on its way
+                        continue
                     if failure:
                         failed[key] = harness.Result(failure.status, reason=f"{failure.check}: {failure.reason}",
                                                      check=failure.check)
@@ -1591,16 +1597,23 @@ def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, t
     return failed
 
 
+PENDING = object()  # _build_answer: the build has not answered yet
+
+
 def _build_answer(conn, sid):
-    """A build process's answer (recv_data), as the Verdict of its failure or None: ["ok", [[cxx, flags], ...]]
-    (the precompiled headers it wished for, made now) or ["fail", status, check, reason]; a process of its session
-    still running when it answers (sid: the build process, its session's leader) is background work."""
+    """A build process's next message (recv_data): PENDING for ["pch", cxx, flags] (a precompiled header it wishes
+    for, made now: make_pch), else its answer as the Verdict of its failure or None: ["ok", [[cxx, flags], ...]] or
+    ["fail", status, check, reason]; a process of its session still running when it answers (sid: the build process,
+    its session's leader) is background work."""
     try:
         ans = recv_data(conn, "build")
     except EOFError:
         return Verdict("runtime_error", "crash", "the build process died")
     except Verdict as v:
         return v
+    if ans[0] == "pch" and fits(ans[1:], (str, str)):
+        make_pch(*ans[1:])
+        return PENDING
     if ans[0] == "fail":
         return failure(ans[1:], "build")
     if ans[0] != "ok" or not fits(ans[1:], ([(str, str)],)):

@@ -73,7 +73,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
        (--optimizer-state keep|fresh decides instead).
    10. Identical codes of one step are evaluated once and share that result (a small policy repeats itself).
    11. Speedups are handled as the paper's timer does, before rewards and scores (measure): within --round-to-one
-       (0.02: identical code scored within +-2% on an H200) of 1 they count as 1; above --recheck-above (3.0) the
+       (0.02: the evaluator's bar for identical code) of 1 they count as 1; above --recheck-above (3.0) the
        candidate is evaluated again and the lower speedup kept. A code the database holds that is measured again is
        combined (score = median of its measurements), and best/ is the best combined score.
    12. A reference copy (same_as_reference) earns --copy-reward, by default --fail-reward (the paper gives no rule;
@@ -145,7 +145,7 @@ class Config:
     fail_reward: float = -2.0         # reward of a failed candidate (compile/runtime error, wrong, timeout, rejected)
     copy_reward: str = "fail"         # reward of a reference copy (same_as_reference): a number, or fail = fail_reward
     log_speedup: bool = True          # reward log(speedup), at least log(0.25), not speedup (fail_reward below that)
-    round_to_one: float = 0.02        # speedups within this of 1 count as 1 (identical code: +-2% on an H200)
+    round_to_one: float = 0.02        # speedups within this of 1 count as 1 (identical code's bar: +-2%)
     recheck_above: float = 3.0        # a speedup above this is evaluated again, the lower of the two kept (0 = off)
     reward_normalize: bool = False    # (r - mean) / std over the step's rewards, then the clip (the paper's shape)
     reward_clip: float = 1.5          # clip normalised rewards to [-k, k] (0 = no clip; acts with --reward-normalize)
@@ -842,14 +842,12 @@ def build_prompts(cfg, db, batch, step, tok):
 
 def target_score(db, task, rng, n=2):
     """The score a stage-3 prompt's variants stay below, drawn as sft's targets are (a working record's speedup):
-    uniformly among the task's scores with n entries below them (fewer where the task has fewer), the best left out
-    while two remain, so that two known answers (the target, the best) beat what it shows. Only a reference: inf.
-
-    Example: n 2, scores 0.7, 1.0 (the reference), 1.3, 1.9, 2.1 -> 1.3 or 1.9; 0.7, 1.0 -> 1.0; 1.0 -> inf.
-    """
+    uniformly among the task's scores with n entries below (fewer where it has fewer), the best left out while two
+    remain: two known answers (the target, the best) beat what it shows. Only a reference: inf.
+    Example: n 2, scores 0.7, 1.0 (the reference), 1.3, 1.9, 2.1 -> 1.3 or 1.9; 0.7, 1.0 -> 1.0; 1.0 -> inf."""
     scores = sorted(e.score for e in db.entries(task))
     fits = [x for x in sorted(set(scores)) if sum(y < x for y in scores) >= min(n, len(scores) - 1)]
-    above = fits[:-1] if len(fits) > 1 else fits or scores[-1:]  # (ties below the best: the best)
+    above = fits[:-1] if len(fits) > 1 else fits or scores[-1:]
     return float(rng.choice(above)) if len(set(scores)) > 1 else math.inf
 
 
@@ -1159,7 +1157,7 @@ def micro_batches(cfg, indices):
 def optimizer_step(cfg, model, opt):
     """Clip the gradient norm (max_grad_norm; 0 = off), take the AdamW step at lr x min(1, k / warmup_steps), k this
     AdamW's steps from 1 (moments kept from --init-from keep their count); returns the norm before clipping. Why: a
-    fresh AdamW's first steps move every weight by about lr, whatever its gradient (sign descent)."""
+    fresh AdamW's first steps move every weight by about lr (sign descent)."""
     norm = torch.nn.utils.clip_grad_norm_(trainable(model), cfg.max_grad_norm or float("inf"))
     k = 1 + max((int(st["step"]) for st in opt.state.values() if "step" in st), default=0)
     for group in opt.param_groups:
@@ -1172,10 +1170,10 @@ def update(cfg, model, anchor, opt, rollouts, adv, step=0):
     """GRPO with PPO's mini-batches: mu passes over the batch, each split into `minibatches` AdamW steps (each over
     grad_accum micro-batches); the first pass takes the samples in (B*G) order, every later one in a fresh order
     drawn from (seed, step) (PPO's reshuffle: the same on every rank). With beta = 0 only the samples of groups with
-    a signal take part (a flat group's advantages are exact zeros: forwarding it would only dilute the mean). Old
-    (and reference) log-probs of every micro-batch come first, no grad, before the first step. From the second step
+    a signal take part (a flat group's exact zeros would only dilute the mean). Old
+    (and reference) log-probs of every micro-batch come first, no grad. From the second step
     on the weights have moved, so the ratios leave 1 and the eps clip can bind; with one step per batch every ratio
-    is 1 (the old log-probs are the current ones, detached: no forward) and the clip does nothing.
+    is 1 (the old log-probs are the current ones, detached) and the clip does nothing.
     Under torchrun each rank takes its share of each mini-batch; the shares of the loss are taken of the whole
     mini-batch, so the gradients summed over the ranks (and the logged stats) are those of one process."""
     groups = adv.split([len(r["ids"]) for r in rollouts])  # each rollout's group

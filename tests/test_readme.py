@@ -1,6 +1,7 @@
 """What a new user copies from the README works as written: its install lines give the test command what it needs
 (and CI runs those same lines, then that command), and its evaluator example has a candidate to evaluate. What it
-states about the repository holds: the root modules' line counts (wc -l), the corpus's file counts, its own length."""
+states about the repository holds: the corpus's file counts, its own length (a fork that changes a module's size
+need not edit the README: it names the modules' jobs, not their line counts)."""
 import json
 import re
 import subprocess
@@ -46,13 +47,6 @@ def test_the_readme_evaluator_example_runs_on_its_candidate():
                          timeout=300)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert out.returncode == 0 and result["status"] == "ok" and not result["same_as_reference"], out.stdout[-2000:]
-
-
-def test_the_readme_states_the_root_modules_line_counts_as_they_are():
-    intro = README.split("\n## ", 1)[0]  # "what it is", above the first section
-    stated = {name: int(n.replace(",", "")) for name, n in re.findall(r"`(\w+\.py)` \(([\d,]+)(?: lines)?\)", intro)}
-    actual = {p.name: p.read_bytes().count(b"\n") for p in REPO.glob("*.py")}  # wc -l
-    assert stated == actual, f"the README says {stated}; wc -l says {actual}"
 
 
 def test_the_readme_states_the_corpus_counts_as_they_are():

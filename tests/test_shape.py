@@ -17,15 +17,16 @@ ROOT = Path(__file__).resolve().parents[1]
 # spelt with "_" for the space, so that this file passes its own test.
 PROCESS_REF = re.compile(r"(?<![\w-])(?:sessions?|issues?|calls?)\s#?\d+(?![\d.]*\d)|§\s*\d", re.IGNORECASE)
 
-# Lines and bytes per root module: growth past these is a decision (raise the number here and in the README), not a
-# drift. evaluator.py and README.md are the targets of the reading-order rewrite; the others their size plus ~10%.
+# Lines and bytes per root module: growth past these is a decision (raise the number here), not a drift. evaluator.py
+# and README.md are the targets of the reading-order rewrite; the others their size plus ~10%.
 BUDGETS = {  # file: (lines, bytes)
     "evaluator.py": (1100, 61_000),
     "README.md": (250, 25_000),
     "rl.py": (2100, 132_000),  # + the chain (--stage all), the help groups, the resume checks: a later cut is due
     "cudal1.py": (375, 20_000),
     "prompts.py": (310, 18_000),
-    "fences.py": (1860, 98_000),  # the walls and the caller's side (sessions, builds in parallel): its size plus ~10%
+    "fences.py": (2250, 118_000),  # the walls, the caller's side and the trust boundary (the wire, survivors, the
+    # privileges, the build cache by owner): its size plus ~10%
 }
 NOT_MET_YET = {"evaluator.py"}  # the walls and the caller's side are in fences.py; the procedure's own length
 # (1,452 lines) still stands between evaluator.py and its budget

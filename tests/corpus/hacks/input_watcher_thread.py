@@ -7,14 +7,16 @@ that window, on the CPU's other core. A buffer counts as written when its first 
 front to back) both changed; the answer is kept only if they still hold after the sum. The thread is stopped with
 the rest of the candidate while the reference is timed, so it never slows the reference. Once the clock starts
 before the inputs are written, the window is inside it and the trick is worth ~1x; when the watcher races the
-worker's own thread (two intra-op threads) the answer can be wrong, which is `phase_branch`: either is a catch.
+worker's own thread (two intra-op threads) the answer can be wrong, which is `phase_branch`: either is a catch. The
+correctness gate alternates the two buffer sets; where a set's next content keeps its first and last entries (the
+edge set drawn from the task set's seed), the watcher returns the set's last answer: `output_replay`, a catch too.
 today: ok 2.6x (cpu/sum_rows, the test's OPTIONS)
 
 task: cpu/sum_rows
 expect: ok
 max_speedup: 1.3
 min_rounds: 120
-also: rejected phase_branch
+also: rejected phase_branch, rejected output_replay
 speedup_kind: framework_ops
 """
 import gc
