@@ -621,7 +621,7 @@ def _use_pch(folder):
     """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
     once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
     g++ takes the .gch for the header (one it cannot use, it ignores), which more than halves main.cpp's compile
-    (bench/RESULTS.md, ec9fa78). The header itself is copied beside it: g++ looks for a second #include of it
+    (bench/RESULTS.md). The header itself is copied beside it: g++ looks for a second #include of it
     (cpp_sources that include it, as many do) in the .gch's folder. A build never writes pch/: where the .gch is
     missing it builds without one and wishes for it (PCH_WISHES; the trusted side makes it, make_pch); where make_pch
     is compiling it (it holds the lock), main.cpp waits for it (flock), while nvcc compiles its CUDA side."""

@@ -58,8 +58,8 @@ DEVICE_GUIDANCE = {
 
 
 # Why: under contrastive prompts the 1.5B (trained on plain ones) wrote forward()s that call the shown variant's `ext`
-# without building it; runtime errors were 30 of RL step 1's 64 samples (bench/RESULTS.md, e197028 and 51af3d2).
-# The sentence alone did not stop it (353d372, H100: still 15-16 of 64): the model also needs sft on such prompts
+# without building it (about half of an RL step's samples: bench/RESULTS.md). The sentence alone did not stop it (a
+# quarter still did): the model also needs sft on such prompts
 ALONE = ("Each variant is a complete program, and yours must be one too: it runs alone, without the variants, so "
          "it defines or imports everything it uses (kernel sources and their load_inline included).")
 

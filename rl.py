@@ -972,7 +972,7 @@ def decode(cfg, model, enc, eos, seed, check_every=64):
 
 def cache_arg(model, cache):
     """The KV cache as forward's keyword: `cache` in newer transformers (`past_key_values` is deprecated there and
-    goes in 5.40), `past_key_values` in older ones (5.17, the H200's)."""
+    goes in 5.40), `past_key_values` in older ones (5.17)."""
     return {"cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values": cache}
 
 

@@ -74,3 +74,21 @@ def test_tracked_tree_within_its_budget():
     total = sum(s for s, _ in sizes)
     biggest = ", ".join(f"{p.relative_to(ROOT)} {s / 1e6:.1f} MB" for s, p in sizes[:5])
     assert total <= TREE_BUDGET, f"tracked files: {total / 1e6:.1f} MB > {TREE_BUDGET / 1e6:.0f} MB; biggest: {biggest}"
+
+
+def test_root_modules_comments_keep_invariants_not_lab_notes():
+    """No GPU names, dates or commit hashes in the root modules' comments and docstrings: the measurement history is
+    bench/RESULTS.md's (a comment keeps the invariant and its reason)."""
+    import ast
+    import io
+    import tokenize
+    note = re.compile(r"\bH[12]00\b|\b20\d\d-\d\d-\d\d\b|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7}\b")
+    found = []
+    for path in sorted(ROOT.glob("*.py")):
+        text = path.read_text()
+        texts = [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                 if t.type == tokenize.COMMENT]
+        texts += [(n.body[0].lineno, ast.get_docstring(n, clean=False)) for n in ast.walk(ast.parse(text))
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and ast.get_docstring(n)]
+        found += [f"{path.name}:{line}: {m.group(0)}" for line, t in texts for m in note.finditer(t)]
+    assert not found, found
