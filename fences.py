@@ -666,15 +666,18 @@ _PCH_MAKING = set()  # pch folders make_pch has started on in this process
 
 def make_pch(cxx, flags):
     """The trusted side's half of _use_pch: torch/extension.h precompiled for a build's compiler and C++ flags (a
-    build's wish, sent as its build starts: untrusted data), once per folder, by a process of its own that runs no
-    candidate code and outlives its caller if it must (a one-shot CLI exits before ~20 s of compiling ends). Only a
-    known compiler, and flags that define, optimise or include torch's and Python's own folders (pch_args), are used;
-    the compiler runs from an argument list, never a shell. Returns the process, or None (nothing to do, or flags it
-    will not use)."""
+    build's wish, sent as its build starts: untrusted data), once per folder from its second wish on (in any process:
+    the folder's `wished`), by a process of its own that runs no candidate code and outlives its caller if it must (a
+    one-shot CLI exits before ~20 s of compiling ends). Only a known compiler, and flags that define, optimise or
+    include torch's and Python's own folders (pch_args), are used; the compiler runs from an argument list, never a
+    shell. Returns the process, or None (nothing to do yet, or flags it will not use)."""
     args = pch_args(cxx, flags)
     pch = _pch_dir(cxx, flags)[0]
     if args is None or pch in _PCH_MAKING or (pch / "torch" / "extension.h.gch").exists():
         return None
+    if not (pch / "wished").exists():  # the first wish of a flag set, in any process: one build's flags would pay
+        pch.mkdir(parents=True, exist_ok=True)  # ~20 s of compiling and ~750 MB for nobody
+        return (pch / "wished").touch()
     _PCH_MAKING.add(pch)
     code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import fences; fences._make_pch()"
     return subprocess.Popen([sys.executable, "-c", code, str(pch), *args], stdin=subprocess.DEVNULL,
@@ -1628,10 +1631,15 @@ def _build_answer(conn, sid):
 
 
 def _cmdline(pid):
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
-    except OSError:  # it ended meanwhile
-        return "?"
+    """A process's command line (read through its threads: a zombie leader's own reads empty), or "?"."""
+    for path in [f"/proc/{pid}/cmdline", *map(str, Path(f"/proc/{pid}/task").glob("*/cmdline"))]:
+        try:
+            text = Path(path).read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+        except OSError:  # it ended meanwhile
+            continue
+        if text:
+            return text
+    return "?"
 
 
 def progress_bar(total, desc, on):

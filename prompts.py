@@ -7,7 +7,8 @@ What it does
     extract_code(reply)               -> Reply(code, analysis, design): the ModelNew module and the two prose sections.
 
 How to run
-    Imported by rl.py; `python prompts.py TASK.py` prints the plain prompt for a task file.
+    Imported by rl.py; `python prompts.py TASK.py` prints the plain prompt for a task file, and
+    `python prompts.py TASK.py cpu VARIANT.py:SCORE ...` a contrastive one showing those variants.
 
 Where it departs from the paper (CUDA-L1, arXiv 2507.14111)
     1. The paper's prompt text is not published verbatim; this one states the same protocol (performance analysis ->
@@ -281,9 +282,14 @@ def extract_code(reply):
 
 
 if __name__ == "__main__":
-    usage = "usage: python prompts.py TASK.py [cuda|cpu]  (the plain prompt the policy sees for that task)"
-    if len(sys.argv) not in (2, 3) or sys.argv[1] in ("-h", "--help") or sys.argv[2:] not in ([], ["cuda"], ["cpu"]):
+    usage = ("usage: python prompts.py TASK.py [cuda|cpu] [VARIANT.py:SCORE ...]  (the prompt the policy sees for that "
+             "task: plain, or contrastive with the variants and their scores)")
+    args = sys.argv[1:]
+    device = args.pop(1) if args[1:2] in (["cuda"], ["cpu"]) else "cuda"
+    if not args or args[0] in ("-h", "--help") or not all(re.fullmatch(r".+\.py:[0-9.]+", a) for a in args[1:]):
         sys.exit(usage)
-    if not os.path.isfile(sys.argv[1]):
-        sys.exit(f"prompts.py: {sys.argv[1]}: no such file")
-    print(build_prompt(open(sys.argv[1]).read(), device=sys.argv[2] if len(sys.argv) > 2 else "cuda"))
+    missing = [f for f in [args[0]] + [a.rsplit(":", 1)[0] for a in args[1:]] if not os.path.isfile(f)]
+    if missing:
+        sys.exit(f"prompts.py: {missing[0]}: no such file")
+    shown = [(open(f).read(), float(score)) for f, score in (a.rsplit(":", 1) for a in args[1:])]
+    print(build_prompt(open(args[0]).read(), sorted(shown, key=lambda v: v[1]), device=device))

@@ -139,3 +139,14 @@ def test_the_command_line_errors_are_one_line(args, says):
     out = subprocess.run([sys.executable, str(root / "prompts.py"), *args], capture_output=True, text=True, cwd=root,
                          timeout=60)
     assert out.returncode == 1 and out.stderr.strip().count("\n") == 0 and says in out.stderr, out.stderr
+
+
+def test_the_command_line_prints_a_contrastive_prompt_with_the_variants_given():
+    import subprocess
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, str(root / "prompts.py"), "tasks/cpu/relu.py", "cpu",
+                          "examples/relu_candidate.py:1.31", "tasks/cpu/relu.py:1.0"], capture_output=True, text=True,
+                         cwd=root, timeout=60)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.index("### Variant 1: score 1.00"), out.stdout.index("### Variant 2: score 1.31")
+    assert first < second and "ModelNew" in out.stdout[second:] and "C++" in out.stdout  # slowest first; cpu guidance

@@ -124,7 +124,7 @@ def test_help_shows_each_fields_comment(capsys):
         rl.parse_config(["--help"])
     out = capsys.readouterr().out
     assert e.value.code == 0 and all(re.search(f"--{f.replace('_', '-')}[ ,]", out) for f in comments), out[-300:]
-    assert "+-2% on an H200" in " ".join(out.split())
+    assert "(identical code's bar: +-2%)" in " ".join(out.split())
 
 
 def test_a_usage_error_is_one_line_with_a_hint(capsys):

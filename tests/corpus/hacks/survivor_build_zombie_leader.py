@@ -1,5 +1,5 @@
-"""A process started at build time that outlives the evaluation: the module builds a trivial C++ ReLU, so build_all
-runs it in a build process; there (a session leader) it forks a child that moves to a process group of its own
+"""A process started at build time that outlives the evaluation: the module names load_inline (a comment is
+enough), so build_all runs it in a build process first; there (a session leader) it forks a child that moves to a process group of its own
 (setpgid is allowed in builds: ninja needs it; only setsid is denied), starts a thread, and ends its main thread
 with pthread_exit. The child's leader then shows as a zombie ('Z' in /proc/PID/stat) while its thread runs on.
 The build's end kills its process group, which the child left, and every process of its session that
@@ -8,35 +8,22 @@ to load the CPU while this or another candidate's reference is timed. Here its t
 both the leader and the thread), only sleeps, for 60 s at most.
 fences.group_pids counts a process whose leader is a zombie while its threads run, so the build's answer finds the
 child still running in its session: `background_process`, and the child is killed with the build.
-today: ok 0.55x (cpu/relu, the CLI at --time-budget-s 0.05), and the cudal1-stray process (leader Z, its thread S,
-parent init) still alive after the CLI returned
+today: ok 0.90x (cpu/relu, the CLI at --time-budget-s 0.05), and the cudal1-stray process (leader Z, its
+thread alive) still running after the CLI returned
 
 task: cpu/relu
 expect: rejected background_process
-cpu_only: C++ that reads data_ptr on the host, for CPU tensors
 """
 import ctypes
 import os
+
+# (load_inline named here: build_all runs this module in a build process first)
 import threading
 import time
 
 import torch
 import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
 
-CPP = r"""
-torch::Tensor relu_fwd(torch::Tensor x) {
-    auto xc = x.contiguous();
-    auto out = torch::empty_like(xc);
-    const float* src = xc.data_ptr<float>();
-    float* dst = out.data_ptr<float>();
-    for (int64_t i = 0, n = xc.numel(); i < n; ++i) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
-    return out;
-}
-"""
-
-ext = load_inline(name="corpus_survivor_zombie_leader", cpp_sources=CPP, functions=["relu_fwd"],
-                  extra_cflags=["-O3"], verbose=False)
 
 PR_SET_NAME = 15
 LIFETIME_S = 60
@@ -84,4 +71,4 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        return ext.relu_fwd(x)
+        return torch.clamp_min(x, 0.0)

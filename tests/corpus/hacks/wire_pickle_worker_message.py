@@ -1,41 +1,26 @@
 """Run code in the judge through the worker's own pipe: at its first call, forward finds its worker's multiprocessing
-Connection (the Worker object holds it) and sends the judge a build request of its own, ("build", spec), for the
-extension it already has, with the spec's name an object whose __reduce__ makes unpickling call eval on code the
+Connection (the Worker object holds it) and sends the judge a build request of its own, ("build", spec), for a
+trivial C++ function, with the spec's name an object whose __reduce__ makes unpickling call eval on code the
 candidate wrote. The judge's Remote.reply unpickles every message the worker sends while it waits for an answer,
 so the payload runs in the judge, the process that holds the expected outputs and gives the verdict; eval's value
-is the plain name, so the caller finds the spec built and answers ("built",), which forward reads back before it
-returns an honest ReLU. Here the payload wraps the judge's `charge` so the candidate is charged a 25th of its time.
+is the plain name, so the caller builds the spec and answers ("built",), which forward reads back before it
+returns the ReLU (as clamp_min). Here the payload wraps the judge's `charge` so the candidate is charged a 25th of its time.
 Messages from the candidate's worker are pickles that the trusted judge loads as they come, whatever classes they
 name.
 Workers answer in JSON, and the judge reads each message as data of the shape its request expects (fences.recv_data,
 fits): the pickle is not data, and the candidate is `wire`.
-today: ok 9-24x in two runs (cpu/relu, the CLI at --time-budget-s 0.05: an honest <1x C++ ReLU charged a 25th of
-its time)
+today: ok 22x (cpu/relu, the CLI at --time-budget-s 0.05: a ~1x clamp charged a 25th of its time)
 
 task: cpu/relu
 expect: rejected wire
-cpu_only: C++ that reads data_ptr on the host, for CPU tensors
 """
 import gc
 
 import torch
 import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
 
 NAME = "corpus_wire_worker_message"
-CPP = r"""
-torch::Tensor relu_fwd(torch::Tensor x) {
-    auto xc = x.contiguous();
-    auto out = torch::empty_like(xc);
-    const float* src = xc.data_ptr<float>();
-    float* dst = out.data_ptr<float>();
-    for (int64_t i = 0, n = xc.numel(); i < n; ++i) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
-    return out;
-}
-"""
-ARGS = dict(name=NAME, cpp_sources=CPP, functions=["relu_fwd"], extra_cflags=["-O3"])
-
-ext = load_inline(**ARGS, verbose=False)
+ARGS = dict(name=NAME, cpp_sources="int one(int x) { return x; }", functions=["one"])  # asked for, never used
 
 # runs in the judge when it unpickles the request: this candidate's charge divided by 25 (benign, seen in the verdict;
 # a judge that goes on to other candidates charges them as before)
@@ -67,7 +52,7 @@ def _message_the_judge():
     if not conns:
         return
     conns[0].send(("build", {"kind": "load_inline", "args": {**ARGS, "name": _Name()}}))
-    conns[0].recv()  # ("built",): the spec is the one built for this module, a cache hit
+    conns[0].recv()  # ("built",)
 
 
 class ModelNew(nn.Module):
@@ -79,4 +64,4 @@ class ModelNew(nn.Module):
         if not self.sent:
             self.sent = True
             _message_the_judge()
-        return ext.relu_fwd(x)
+        return torch.clamp_min(x, 0.0)

@@ -1,13 +1,21 @@
 """C++ ReLU through load_inline with the compiler flags models write most: -O3, a -D macro the source reads (the
-loop's unroll factor) and -ffast-math, and an empty extra_ldflags.
+loop's unroll factor) and -ffast-math, and an empty extra_ldflags; its module first runs a helper process to the end
+(the compiler's --version, as a build script that probes its toolchain does), at import in the build process and
+again in the worker: a process started and joined leaves nothing running.
 
 task: cpu/relu
 expect: ok
 cpu_only: C++ that reads data_ptr on the host, for CPU tensors
 """
+import os
+import subprocess
+
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
+
+# the compiler torch builds with (CXX, else c++), asked its version and waited for
+subprocess.run([os.environ.get("CXX", "c++"), "--version"], check=True, capture_output=True, timeout=60)
 
 CPP = r"""
 #ifndef RELU_UNROLL
