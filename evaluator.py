@@ -1058,8 +1058,8 @@ class Worker:
             raise _as_verdict(e, "compile_error", "import") from None
 
     def prebuild(self, src, env, ref_src=None):
-        """In a build process: run the module (and construct ModelNew) so that its builds are compiled here. Returns
-        the precompiled headers its builds wished for (fences.PCH_WISHES)."""
+        """In a build process: run the module (and construct ModelNew) so that its builds are compiled here (the
+        precompiled headers they wish for sent to the caller as they come: fences.PCH_SEND)."""
         self.owner = fences.owner_of(src)
         fences.PCH_SEND[0] = partial(fences.send_data, self.conn)
         fences.serve_builds(self, local=True)
@@ -1069,7 +1069,6 @@ class Worker:
         if init_args is not None and isinstance(getattr(mod, "ModelNew", None), type):
             with contextlib.suppress(Exception):  # a constructor that fails fails again in its worker, with a verdict
                 mod.ModelNew(*init_args)
-        return fences.PCH_WISHES
 
     def build_spec(self, spec, env, owner):
         """In a build process: compile one load_inline / load call a worker asked for, into owner's folder."""
@@ -1081,7 +1080,6 @@ class Worker:
             raise
         except Exception as e:
             raise Verdict("compile_error", "build", short(e)) from None
-        return fences.PCH_WISHES
 
     def request_build(self, spec):
         """In a worker: ask the judge for a build (the caller runs it outside the sandbox) and wait for it."""

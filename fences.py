@@ -585,7 +585,6 @@ def compile_spec(spec, folder):
     (or failed). torch's own lock in the folder (a file, FileBaton) outlives a build that was killed (a cut run, a
     build's time limit), and torch waits for it to go away; holding the flock, any such file is a dead build's and
     is removed (bench/RESULTS.md, "what did the walls' docstrings say was measured")."""
-    check_spec(spec)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "building", "w") as mine:
         fcntl.flock(mine, fcntl.LOCK_EX)  # released by the kernel when its holder dies
@@ -996,12 +995,8 @@ def audit_processes(cand_pid):
                       "(it made itself non-dumpable)") from None
     kids += [p for p in group_pids(cand_pid) if p not in kids and p != str(cand_pid)]  # orphans (stay_in_group)
     if kids:
-        try:
-            cmd = Path(f"/proc/{kids[0]}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
-        except OSError:  # it ended meanwhile
-            cmd = "?"
         raise Verdict("rejected", "background_process", f"the candidate started {len(kids)} process(es) that are "
-                      f"still running (first: {cmd.strip()!r}); all work must finish inside forward")
+                      f"still running (first: {_cmdline(kids[0])!r}); all work must finish inside forward")
 
 
 def stop_group(pgid):
@@ -1545,7 +1540,7 @@ def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, t
     for a failed build}. timeout: the seconds a build process may run, the time pause kept it stopped not counted
     (evaluations beside it may keep clocks running for most of its wall time). A build's answer is data (recv_data);
     a build that leaves a process running when it answers is `background_process`, and that process is killed with
-    it; the precompiled headers its answer wishes for are made here (make_pch)."""
+    it; the precompiled headers it wishes for as it builds are made here (make_pch)."""
     if not msgs:
         return {}
     jobs = jobs or default_jobs()
@@ -1605,9 +1600,9 @@ PENDING = object()  # _build_answer: the build has not answered yet
 
 def _build_answer(conn, sid):
     """A build process's next message (recv_data): PENDING for ["pch", cxx, flags] (a precompiled header it wishes
-    for, made now: make_pch), else its answer as the Verdict of its failure or None: ["ok", [[cxx, flags], ...]] or
-    ["fail", status, check, reason]; a process of its session still running when it answers (sid: the build process,
-    its session's leader) is background work."""
+    for, made now: make_pch), else its answer as the Verdict of its failure or None: ["ok", null] or ["fail", status,
+    check, reason]; a process of its session still running when it answers (sid: the build process, its session's
+    leader) is background work."""
     try:
         ans = recv_data(conn, "build")
     except EOFError:
@@ -1619,14 +1614,12 @@ def _build_answer(conn, sid):
         return PENDING
     if ans[0] == "fail":
         return failure(ans[1:], "build")
-    if ans[0] != "ok" or not fits(ans[1:], ([(str, str)],)):
+    if ans != ["ok", None]:
         return Verdict("rejected", "wire", f"the build process sent {str(ans)[:200]}")
     left = [q for q in group_pids(sid, field=3) if q != str(sid)]
     if left:
         return Verdict("rejected", "background_process", f"the build left {len(left)} process(es) running when it "
                        f"ended (first: {_cmdline(left[0])!r}); a build may start processes only to wait for them")
-    for cxx, flags in ans[1][:4]:
-        make_pch(cxx, flags)
     return None
 
 

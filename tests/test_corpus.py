@@ -90,8 +90,8 @@ def evaluate_file(path):
     ref, src = task_file(h["task"]).read_text(), path.read_text()
     rounds = max(OPTIONS["min_rounds"], h["min_rounds"])
     opts = {**OPTIONS, "min_rounds": rounds, "max_rounds": max(OPTIONS["max_rounds"], rounds)}
-    built = src in BUILT and evaluator.static_check(ref, src)[0] is None  # (a static failure comes first)
-    return built and evaluator._build_failure(ref, src, BUILT[src]) or evaluator.evaluate(
+    built = src in AHEAD and evaluator.static_check(ref, src)[0] is None  # (a static failure comes first)
+    return built and evaluator._build_failure(ref, src, FAILED) or evaluator.evaluate(
         ref, src, device=h["device"], built=built, **opts)
 
 
@@ -111,18 +111,18 @@ def corpus_params():
         yield pytest.param(path, marks=marks, id=file_id(path))
 
 
-BUILT = {}  # CPU source -> {source: its build's failure Result} or {} (built, or nothing to build): builds_ahead's
+AHEAD, FAILED = set(), {}  # builds_ahead's: the CPU sources it built, and {source: its build's failure Result}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def builds_ahead():
     """The CPU files' C++ builds, as many at a time as there are cores, before the first test: a build is mostly one
     compiler, so one at a time (as each evaluation alone would build) left a core idle. Each evaluation then finds
-    its build in the evaluator's cache, or its failure here (BUILT); what a build runs, and where, is the same either
+    its build in the evaluator's cache, or its failure here (FAILED); what a build runs, and where, is the same either
     way."""
     refs = {p.read_text(): task_file(header(p)["task"]).read_text() for p in FILES if header(p)["device"] == "cpu"}
-    failed = evaluator.build_all(list(refs), "cpu", progress=False, refs=refs)
-    BUILT.update({src: {src: failed[src]} if src in failed else {} for src in refs})
+    FAILED.update(evaluator.build_all(list(refs), "cpu", progress=False, refs=refs))
+    AHEAD.update(refs)
 
 
 @pytest.mark.parametrize("path", corpus_params())
