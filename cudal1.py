@@ -230,6 +230,16 @@ def _get(result, name, default=None):
 LOG_FLOOR = 0.25  # log rewards: a correct speedup below this counts as this, so it earns log(0.25) = -1.39 at least
 
 
+def is_success(res):
+    """A correct candidate that is not the reference renamed: what the database keeps and stage 2 trains on."""
+    return res.status == "ok" and not res.same_as_reference
+
+
+def is_copy(res):
+    """A correct candidate that is the reference renamed (or runs exactly its ops): ok, but no work of the policy's."""
+    return res.status == "ok" and res.same_as_reference
+
+
 def _raw_reward(result, fail_reward, copy_reward, log_speedup):
     if _get(result, "status", "ok") != "ok" or not _get(result, "correct", True):
         return fail_reward

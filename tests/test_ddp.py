@@ -22,6 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 import evaluator  # noqa: E402
 import rl  # noqa: E402
+import engine  # noqa: E402
+import runs  # noqa: E402
 from test_rl import letter_fraction  # noqa: E402
 
 # ---------------------------------------------------------------------------- shares of the loss
@@ -52,11 +54,11 @@ def test_shares_of_the_loss_add_up_to_the_whole_batch(monkeypatch, variant):
     """update() on samples 0-4 plus update() on samples 5-8 (what 2 ranks do before the all_reduce sum) == update() on
     all 9: gradient and logged loss. dapo needs the whole batch's token count, grpo and drgrpo its sample count."""
     cfg = rl.Config(model="tiny", device="cpu", loss_variant=variant, grad_accum=2, max_grad_norm=0.0, seed=1)
-    model, _ = rl.load_policy(cfg)
+    model, _ = engine.load_policy(cfg)
     rollouts, adv = random_rollouts(), torch.linspace(-1.5, 1.5, 9)
 
     def gradient(part):
-        monkeypatch.setattr(rl, "shard", part)
+        monkeypatch.setattr(engine, "shard", part)
         stats = rl.update(cfg, model, None, NoStep(model), rollouts, adv)
         return [p.grad.clone() for p in model.parameters()], stats["loss"]
 
@@ -170,7 +172,7 @@ def test_two_gloo_processes_train_as_one(tmp_path, monkeypatch):
     assert "from step 2" in outs[0][0] and "step    2 |" in outs[0][0] and "step    1 |" not in outs[0][0]
     print(f"1 + 2 processes, then the 2 resumed: {time.time() - t0:.1f} s")
 
-    log_one, log_two = (rl.read_jsonl(tmp_path / d / "log.jsonl") for d in ("one", "two"))
+    log_one, log_two = (runs.read_jsonl(tmp_path / d / "log.jsonl") for d in ("one", "two"))
     assert len(log_two) == 2 and all(r["updated"] and r["grad_norm"] > 0 for r in log_one)  # rank 0 alone logged
     for a, b in zip(log_one, log_two):
         assert {k: a[k] for k in EXACT} == {k: b[k] for k in EXACT}
@@ -180,7 +182,7 @@ def test_two_gloo_processes_train_as_one(tmp_path, monkeypatch):
     best_one, best_two = ({f.name: f.read_text() for f in (tmp_path / d / "best").iterdir()} for d in ("one", "two"))
     assert best_one == best_two and len(best_one) == 3
 
-    start, _ = rl.load_policy(rl.Config(model="tiny", device="cpu", seed=3))
+    start, _ = engine.load_policy(rl.Config(model="tiny", device="cpu", seed=3))
     states = [start.state_dict()] + [torch.load(tmp_path / d / "ckpt.pt", weights_only=False)["model"]
                                      for d in ("one", "two")]
     w0, w1, w2 = (torch.cat([s[k].flatten() for k in sorted(states[0])]) for s in states)  # start, one, two

@@ -19,6 +19,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench" / "demo"))
 import evaluator  # noqa: E402
 import rl  # noqa: E402
+import engine  # noqa: E402
+import runs  # noqa: E402
 from policy import compare, pooled  # noqa: E402  (bench/demo/policy.py)
 
 
@@ -30,16 +32,16 @@ FEWER_FAILED, FASTER = 0.10, 1.2   # the margins asserted (bench/demo/README.md 
 
 
 def test_the_shipped_policy_is_small_and_trained():
-    sizes = {f.name: f.stat().st_size for f in rl.DEMO_POLICY.iterdir()}
+    sizes = {f.name: f.stat().st_size for f in runs.DEMO_POLICY.iterdir()}
     assert {"ckpt.pt", "config.json", "flags.json"} <= set(sizes) and sum(sizes.values()) < 5e6, sizes
-    state = torch.load(rl.DEMO_POLICY / "ckpt.pt", weights_only=True)  # weights only: no optimizer, no RNG states
+    state = torch.load(runs.DEMO_POLICY / "ckpt.pt", weights_only=True)  # weights only: no optimizer, no RNG states
     assert set(state) == {"step", "model"}
-    random_init = rl.tiny_policy(0)[0].state_dict()
+    random_init = engine.tiny_policy(0)[0].state_dict()
     assert state["model"].keys() == random_init.keys()
     assert all(v.dtype == torch.float32 for v in state["model"].values())
     assert not torch.equal(state["model"]["model.embed_tokens.weight"], random_init["model.embed_tokens.weight"])
-    assert json.loads((rl.DEMO_POLICY / "config.json").read_text())["model"] == "tiny"
-    flags = json.loads((rl.DEMO_POLICY / "flags.json").read_text())
+    assert json.loads((runs.DEMO_POLICY / "config.json").read_text())["model"] == "tiny"
+    flags = json.loads((runs.DEMO_POLICY / "flags.json").read_text())
     assert set(flags) <= {f for f in rl.asdict(rl.Config())}
     assert rl.check_config(rl.replace(rl.Config(), **flags))  # names and types of Config fields
 
@@ -69,12 +71,12 @@ def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "rl"
     t0 = time.time()
     cfg = rl.run(rl.parse_config(["--device", "cpu", "--task", ",".join(TASKS), "--out", str(out)] + RL_FLAGS))
-    return cfg, rl.read_jsonl(out / "log.jsonl"), time.time() - t0
+    return cfg, runs.read_jsonl(out / "log.jsonl"), time.time() - t0
 
 
 def test_rl_from_the_demo_policy_writes_faster_kernels_and_fails_less(demo_run):
     cfg, log, seconds = demo_run
-    assert (cfg.model, cfg.init_from, cfg.contrastive) == ("tiny", str(rl.DEMO_POLICY), False)  # the fallback
+    assert (cfg.model, cfg.init_from, cfg.contrastive) == ("tiny", str(runs.DEMO_POLICY), False)  # the fallback
     assert [r["step"] for r in log] == list(range(1, cfg.steps + 1)) and all(sorted(r["tasks"]) == sorted(TASKS)
                                                                            for r in log)
     print(f"\ndemo RL, {cfg.steps} steps in {seconds:.0f} s; in the run (step 1: the shipped policy, the last two: "
@@ -85,7 +87,7 @@ def test_rl_from_the_demo_policy_writes_faster_kernels_and_fails_less(demo_run):
               f"per task and step {n['per_task']}")
     # the measure: the shipped policy and the policy after RL, sampled with the same seeds, every sample evaluated
     t0 = time.time()
-    before, after = compare(cfg, [rl.DEMO_POLICY, cfg.out], N_PAIRED)
+    before, after = compare(cfg, [runs.DEMO_POLICY, cfg.out], N_PAIRED)
     print(f"paired, {N_PAIRED} samples per task with the same seeds ({time.time() - t0:.0f} s):")
     for name, n in (("before rl", before), ("after rl", after)):
         print(f"  {name}: failed {n['failed']:.0%}, mean speedup of correct samples {n['speedup']:.2f}x; "

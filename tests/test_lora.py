@@ -9,13 +9,14 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 import rl  # noqa: E402
+import engine  # noqa: E402
 from test_rl import TOY, read_log, short_prompt, toy_reward  # noqa: E402
 
 IDS = torch.tensor([[5, 17, 99, 3, 41, 200, 7]])
 
 
 def tiny(rank=0, **kw):
-    return rl.initial_policy(rl.Config(model="tiny", device="cpu", seed=3, lora_rank=rank, **kw))[0]
+    return engine.initial_policy(rl.Config(model="tiny", device="cpu", seed=3, lora_rank=rank, **kw))[0]
 
 
 def test_a_fresh_adapter_changes_nothing():
@@ -32,7 +33,7 @@ def test_a_fresh_adapter_changes_nothing():
 def test_a_bf16_base_keeps_its_buffers_and_its_tied_weights():
     """On CUDA the frozen base is bf16: its weights, not its buffers (RoPE's inv_freq stays fp32), and the tied
     embedding and lm_head stay one tensor."""
-    model = rl.add_lora(rl.tiny_policy(3)[0], 4, 8.0, 0, "q_proj,v_proj", base_dtype=torch.bfloat16)
+    model = engine.add_lora(engine.tiny_policy(3)[0], 4, 8.0, 0, "q_proj,v_proj", base_dtype=torch.bfloat16)
     assert {p.dtype for n, p in model.named_parameters() if ".lora_" not in n} == {torch.bfloat16}
     assert {p.dtype for n, p in model.named_parameters() if ".lora_" in n} == {torch.float32}
     assert {b.dtype for b in model.buffers()} == {torch.float32}
@@ -43,8 +44,8 @@ def test_only_adapters_learn_and_the_base_stays_the_base():
     base, model = tiny(), tiny(rank=4)
     names = [n for n, p in model.named_parameters() if p.requires_grad]
     assert names and all(".lora_a" in n or ".lora_b" in n for n in names)
-    start = {k: v.clone() for k, v in rl.saved_weights(model).items()}  # the stage's start: B = 0, so the base
-    opt = torch.optim.AdamW(rl.trainable(model), lr=1e-2)
+    start = {k: v.clone() for k, v in engine.saved_weights(model).items()}  # the stage's start: B = 0, so the base
+    opt = torch.optim.AdamW(engine.trainable(model), lr=1e-2)
     for _ in range(2):  # the second step: A gets gradients once B is no longer zero
         opt.zero_grad()
         torch.log_softmax(model(IDS).logits, -1)[..., 42].sum().backward()
@@ -52,7 +53,7 @@ def test_only_adapters_learn_and_the_base_stays_the_base():
     assert all(p.grad is None for n, p in model.named_parameters() if n not in names)
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for n, p in model.named_parameters() if n in names)
     assert not torch.allclose(model(IDS).logits, base(IDS).logits, atol=1e-3)
-    with rl.scored_by(model, start) as anchor:  # the KL anchor: the adapters at the start, here the base
+    with engine.scored_by(model, start) as anchor:  # the KL anchor: the adapters at the start, here the base
         assert torch.equal(anchor(IDS).logits, base(IDS).logits)
     assert not torch.allclose(model(IDS).logits, base(IDS).logits, atol=1e-3)  # and back on
 
@@ -75,7 +76,7 @@ def test_grpo_through_adapters_follows_the_advantage(tmp_path, monkeypatch, sign
                    "--std-normalize", "--warmup-steps", "0"]  # advantages of a toy reward's scale, the lr at once
     rl.run(rl.parse_config(flags), reward_fn=lambda task, texts: [sign * x for x in toy_reward(task, texts)])
     start = tiny(rank=16)
-    trained, tok = rl.initial_policy(rl.Config(model="tiny", device="cpu", seed=3, init_from=str(out),
+    trained, tok = engine.initial_policy(rl.Config(model="tiny", device="cpu", seed=3, init_from=str(out),
                                                lora_rank=16, lora_alpha=16.0))
     before, after = letter_mass(start, tok), letter_mass(trained, tok)
     assert (after > 1.15 * before) if sign > 0 else (after < 0.9 * before), (before, after)
@@ -104,11 +105,11 @@ def test_checkpoints_hold_adapters_and_init_from_continues_them(tmp_path, monkey
     # fresh adapters on an earlier stage's full weights: those weights are the base
     cfg = rl.run(rl.parse_config(TOY + ["--steps", "1", "--init-from", str(full), "--lora-rank", "4",
                                         "--out", str(tmp_path / "onfull")]), reward_fn=toy_reward)
-    model = rl.initial_policy(cfg)[0]
+    model = engine.initial_policy(cfg)[0]
     full_state = torch.load(full / "ckpt.pt", weights_only=False)["model"]
     assert all(torch.equal(model.state_dict()[k], v) for k, v in full_state.items())
-    with pytest.raises(rl.ConfigError, match="LoRA adapters that do not fit"):
-        rl.load_weights(tiny(), state["model"], lora / "ckpt.pt")
+    with pytest.raises(rl.PolicyError, match="LoRA adapters that do not fit"):
+        engine.load_weights(tiny(), state["model"], lora / "ckpt.pt")
     # a resume reads its own checkpoint alone: the earlier stage's ckpt.pt may have gone since (it had, at d8d8238)
     (lora / "ckpt.pt").unlink()
     rl.run(rl.parse_config(["--resume", "--out", str(tmp_path / "next"), "--steps", "2"]), reward_fn=toy_reward)
@@ -125,35 +126,35 @@ def test_sampling_and_the_loss_see_the_same_adapted_distribution(cache):
     in both."""
     from transformers import GenerationConfig
     cfg = rl.Config(model="tiny", device="cpu", temperature=0.7, lora_rank=4)
-    model, tok = rl.initial_policy(cfg)
+    model, tok = engine.initial_policy(cfg)
     g = torch.Generator().manual_seed(1)
     for m in model.modules():
         if hasattr(m, "lora_b"):
             m.lora_b.copy_(0.3 * torch.randn(m.lora_b.shape, generator=g))
     prompt = tok("def f(x):\n", return_tensors="pt", add_special_tokens=False).input_ids[0]
     gen = GenerationConfig(do_sample=True, temperature=0.7, max_new_tokens=10, min_new_tokens=10,
-                           pad_token_id=tok.pad_token_id, **rl.PURE_SAMPLING,
+                           pad_token_id=tok.pad_token_id, **engine.PURE_SAMPLING,
                            cache_implementation=None if cache == "dynamic" else cache)
     torch.manual_seed(0)
     out = model.generate(prompt[None], attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
                          generation_config=gen, output_logits=True, return_dict_in_generate=True)
     ids = out.sequences[0, len(prompt):]  # the raw logits at temperature 0.7 (min_new_tokens masks eos in scores)
     sampled = torch.stack([torch.log_softmax(s[0] / 0.7, -1)[t] for s, t in zip(out.logits, ids)])
-    scored, _ = rl.token_logps(cfg, model, [(prompt, ids, torch.ones(len(ids), dtype=torch.bool))])
+    scored, _ = engine.token_logps(cfg, model, [(prompt, ids, torch.ones(len(ids), dtype=torch.bool))])
     torch.testing.assert_close(scored[0], sampled, rtol=0, atol=1e-5)
-    off = {k: torch.zeros_like(v) if ".lora_b" in k else v for k, v in rl.saved_weights(model).items()}
-    with rl.scored_by(model, off):
-        base, _ = rl.token_logps(cfg, model, [(prompt, ids, torch.ones(len(ids), dtype=torch.bool))])
+    off = {k: torch.zeros_like(v) if ".lora_b" in k else v for k, v in engine.saved_weights(model).items()}
+    with engine.scored_by(model, off):
+        base, _ = engine.token_logps(cfg, model, [(prompt, ids, torch.ones(len(ids), dtype=torch.bool))])
     assert (base[0] - sampled).abs().max() > 1e-2  # the adapters matter here
 
 
 @pytest.mark.parametrize("rank", [0, 4])
 def test_a_gradient_pass_with_layers_recomputed_gives_the_same_gradients_and_keeps_less(rank):
-    """Activation checkpointing (rl.layers_recomputed, in the update and sft): the same log-probs and gradients,
+    """Activation checkpointing (engine.layers_recomputed, in the update and sft): the same log-probs and gradients,
     adapters alone (the frozen base's embeddings need no grad: a reentrant checkpoint would have given them none) or
     every weight; far fewer numbers kept for backward; the layers' own forward afterwards."""
     model = tiny(rank=rank, lora_targets="q_proj,v_proj")
-    for p in rl.trainable(model):  # B != 0, so that the adapters' term is not zeros
+    for p in engine.trainable(model):  # B != 0, so that the adapters' term is not zeros
         p.data.normal_(0, 0.05, generator=torch.Generator().manual_seed(1))
     cfg = rl.Config(model="tiny", device="cpu", temperature=0.7, recompute="on")
     samples = [(torch.tensor([5, 17, 99, 3]), torch.tensor([41, 200, 7, 8, 9]), torch.tensor([1, 1, 1, 1, 0]).bool()),
@@ -162,18 +163,18 @@ def test_a_gradient_pass_with_layers_recomputed_gives_the_same_gradients_and_kee
     def gradient_pass(recompute):
         model.zero_grad(set_to_none=True)
         kept = []
-        with rl.layers_recomputed(cfg, model) if recompute else torch.enable_grad(), \
+        with engine.layers_recomputed(cfg, model) if recompute else torch.enable_grad(), \
                 torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t.numel()) or t, lambda t: t):
-            logp, mask = rl.token_logps(cfg, model, samples)
+            logp, mask = engine.token_logps(cfg, model, samples)
             (-(logp * mask).sum()).backward()
-        return logp.detach(), [p.grad.clone() for p in rl.trainable(model)], sum(kept)
+        return logp.detach(), [p.grad.clone() for p in engine.trainable(model)], sum(kept)
     lp0, g0, kept0 = gradient_pass(False)
     lp1, g1, kept1 = gradient_pass(True)
     assert torch.allclose(lp0, lp1, atol=1e-6) and len(g0) == len(g1) > 0
     assert all(g.abs().sum() > 0 and torch.allclose(g, h, atol=1e-6) for g, h in zip(g0, g1))
     assert kept1 < kept0 / 2
     for recompute, device, on in (("auto", "cpu", False), ("off", "cpu", False), ("auto", "cuda", True)):
-        with rl.layers_recomputed(rl.replace(cfg, recompute=recompute, device=device), model):  # (nothing runs)
+        with engine.layers_recomputed(rl.replace(cfg, recompute=recompute, device=device), model):  # (nothing runs)
             assert all(("forward" in layer.__dict__) == on for layer in model.model.layers), (recompute, device)
     assert all("forward" not in layer.__dict__ for layer in model.model.layers)
 
@@ -191,12 +192,12 @@ def test_the_recomputed_layers_run_under_the_forwards_autocast(monkeypatch):
     def math_attention(cfg):
         with sdpa_kernel([SDPBackend.MATH]):
             yield
-    monkeypatch.setattr(rl, "autocast", math_attention)
+    monkeypatch.setattr(engine, "autocast", math_attention)
     model = tiny(rank=4, lora_targets="q_proj,v_proj")
     cfg = rl.Config(model="tiny", device="cpu", temperature=0.7, recompute="on")
     samples = [(torch.tensor([5, 17, 99, 3]), torch.tensor([41, 200, 7]), torch.tensor([1, 1, 0]).bool()),
                (torch.tensor([6, 16]), torch.tensor([40, 201, 8]), torch.tensor([1, 1, 1]).bool())]
-    with rl.layers_recomputed(cfg, model):
-        logp, mask = rl.token_logps(cfg, model, samples)
+    with engine.layers_recomputed(cfg, model):
+        logp, mask = engine.token_logps(cfg, model, samples)
         (-(logp * mask).sum()).backward()
-    assert all(p.grad is not None for p in rl.trainable(model))
+    assert all(p.grad is not None for p in engine.trainable(model))

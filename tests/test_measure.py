@@ -13,6 +13,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "bench" / "real")]
 import measure  # noqa: E402
 import rl  # noqa: E402
+import engine  # noqa: E402
+import runs  # noqa: E402
 from evaluator import Result  # noqa: E402
 
 
@@ -128,7 +130,7 @@ def test_protocol_end_to_end_start_and_demo_policy(tmp_path):
     split = ["--train", "cpu/relu", "--heldout", "cpu/add_mul", "--samples", "4", "--summary", str(summary),
              "--compile-baselines", str(baselines)]
     measure.main(["start"] + split + ["--work", str(tmp_path / "start"), "--"] + flags)
-    measure.main(["rl_plain", str(rl.DEMO_POLICY)] + split + ["--work", str(tmp_path / "demo"), "--"] + flags)
+    measure.main(["rl_plain", str(runs.DEMO_POLICY)] + split + ["--work", str(tmp_path / "demo"), "--"] + flags)
     s = json.loads(summary.read_text())
     assert (s["model"], s["tasks_train"], s["tasks_heldout"]) == ("tiny", ["cpu/relu"], ["cpu/add_mul"])
     assert set(s["checkpoints"]) == set(s["machines"]) == {"start", "rl_plain"} and len(s["commands"]) == 2
@@ -188,10 +190,10 @@ def test_a_cut_measurement_goes_on_from_its_work_folder(tmp_path, monkeypatch):
     --temperature) in the same folder is a one-line error."""
     flags = ["--model", "tiny", "--device", "cpu", "--max-new-tokens", "40", "--temperature", "0.7", "--gen-batch", "1"]
     split = ["--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2"]
-    asked, loads, real_load = [], [], rl.initial_policy
+    asked, loads, real_load = [], [], engine.initial_policy
     monkeypatch.setattr(rl, "extract_code", lambda text: types.SimpleNamespace(code=text))  # 6 distinct codes
     monkeypatch.setattr(rl, "evaluate_pairs", fake_evaluations(asked, cut=1))
-    monkeypatch.setattr(rl, "initial_policy", lambda cfg: loads.append(1) or real_load(cfg))
+    monkeypatch.setattr(engine, "initial_policy", lambda cfg: loads.append(1) or real_load(cfg))
     work = tmp_path / "w"
     run = ["base"] + split + ["--summary", str(tmp_path / "s.json"), "--work", str(work), "--"] + flags
     with pytest.raises(KeyboardInterrupt):

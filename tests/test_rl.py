@@ -22,6 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 import evaluator  # noqa: E402
 import rl  # noqa: E402
+import engine  # noqa: E402
+import runs  # noqa: E402
 
 # wall-clock fields (and the builds the cache did not hold): the only ones allowed to differ on replay
 TIMING = {"gen_s", "gen_tok_s", "eval_s", "build_s", "evaluate_s", "build_wait_s", "compiled", "update_s", "step_s"}
@@ -46,7 +48,7 @@ def toy_reward(task, completions):
 
 
 def read_log(out):
-    return rl.read_jsonl(Path(out) / "log.jsonl")  # tolerates a line caught mid-write while polling
+    return runs.read_jsonl(Path(out) / "log.jsonl")  # tolerates a line caught mid-write while polling
 
 
 def untimed(records):
@@ -110,7 +112,7 @@ def test_config_json_round_trips(tmp_path):
     cfg = rl.parse_config(["--steps", "7", "--no-contrastive", "--lr", "3e-5", "--loss-variant", "dapo",
                            "--out", str(tmp_path)])
     assert (cfg.steps, cfg.contrastive, cfg.lr, cfg.loss_variant) == (7, False, 3e-5, "dapo")
-    rl.save_json(tmp_path / "config.json", asdict(cfg))
+    runs.save_json(tmp_path / "config.json", asdict(cfg))
     assert rl.load_config(tmp_path / "config.json") == cfg
     # --resume reads the saved config back; flags given with it win (here: run longer)
     resumed = rl.parse_config(["--resume", "--out", str(tmp_path), "--steps", "9"])
@@ -118,7 +120,7 @@ def test_config_json_round_trips(tmp_path):
 
 
 def test_help_shows_each_fields_comment(capsys):
-    comments = rl.field_comments()
+    comments = runs.field_comments(rl.Config)
     assert set(comments) == {f for f in asdict(rl.Config())} and all(comments.values())
     with pytest.raises(SystemExit) as e:  # a comment's "2%" once made --help a traceback (argparse's % formatting)
         rl.parse_config(["--help"])
@@ -143,8 +145,8 @@ def test_help_is_grouped_with_examples_and_this_machines_defaults(capsys, monkey
         rl.parse_config(["--help"])
     out = capsys.readouterr().out
     heads = [line[:-1] for line in out.splitlines() if line.endswith(":") and not line.startswith(" ")]
-    assert heads == ["options", *rl.GROUPS, "examples"], heads
-    grouped = [name for names in rl.GROUPS.values() for name in names.split()]
+    assert heads == ["options", *runs.GROUPS, "examples"], heads
+    grouped = [name for names in runs.GROUPS.values() for name in names.split()]
     assert sorted(grouped) == sorted(f.name for f in fields(rl.Config)), "each Config field in one GROUPS entry"
     said = " ".join(out.split())
     assert "(default: 1.0; here: 0.7)" in said.split("--temperature TEMPERATURE", 1)[1].split(" --", 1)[0]
@@ -155,7 +157,7 @@ def test_help_is_grouped_with_examples_and_this_machines_defaults(capsys, monkey
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the fallback is for machines without a GPU")
 def test_default_model_without_gpu_falls_back_to_the_demo_policy_on_cpu_tasks(capsys):
     cfg = rl.resolve_config(rl.parse_config([]))
-    assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(rl.DEMO_POLICY), "cpu", "cpu/*")
+    assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(runs.DEMO_POLICY), "cpu", "cpu/*")
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "no GPU" in out[0] and "demo policy" in out[0] and len(out[0]) < 160, out
 
@@ -181,25 +183,25 @@ def test_the_fallback_keeps_the_task_when_tasks_dir_is_given(capsys, monkeypatch
 
 def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(rl, "hub_reachable", lambda timeout=3.0: False)
-    monkeypatch.setattr(rl, "hub_cached", lambda model_id: False)
-    monkeypatch.setattr(rl, "FETCHED", tmp_path)  # no offline copy either (not this machine's, if it has one)
+    monkeypatch.setattr(engine, "hub_reachable", lambda timeout=3.0: False)
+    monkeypatch.setattr(engine, "hub_cached", lambda model_id: False)
+    monkeypatch.setattr(runs, "FETCHED", tmp_path)  # no offline copy either (not this machine's, if it has one)
     cfg = rl.resolve_config(rl.parse_config([]))
-    assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(rl.DEMO_POLICY), "cpu", "cpu/*")
+    assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(runs.DEMO_POLICY), "cpu", "cpu/*")
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "no network to the model hub" in out[0] and len(out[0]) < 160, out
-    monkeypatch.setattr(rl, "hub_cached", lambda model_id: True)  # a cached copy works offline: keep the real model
-    assert rl.resolve_config(rl.parse_config([])).model == rl.DEFAULT_MODEL
+    monkeypatch.setattr(engine, "hub_cached", lambda model_id: True)  # a cached copy works offline: keep the real model
+    assert rl.resolve_config(rl.parse_config([])).model == runs.DEFAULT_MODEL
 
 
 def test_a_gpu_without_network_takes_the_offline_copy_bench_fetch_model_made(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(rl, "hub_reachable", lambda timeout=3.0: False)
-    monkeypatch.setattr(rl, "hub_cached", lambda model_id: False)
-    monkeypatch.setattr(rl, "FETCHED", tmp_path)
+    monkeypatch.setattr(engine, "hub_reachable", lambda timeout=3.0: False)
+    monkeypatch.setattr(engine, "hub_cached", lambda model_id: False)
+    monkeypatch.setattr(runs, "FETCHED", tmp_path)
     assert rl.resolve_config(rl.parse_config([])).model == "tiny"  # none fetched: the demo, and how to fetch one
     assert "bench/fetch_model.py qwen-1.5b" in capsys.readouterr().out
-    for name in reversed(rl.OFFLINE_MODELS):  # the 0.5B alone, then both: the 1.5B is preferred
+    for name in reversed(runs.OFFLINE_MODELS):  # the 0.5B alone, then both: the 1.5B is preferred
         (tmp_path / name).write_bytes(b"GGUF")
         cfg = rl.resolve_config(rl.parse_config([]))
         assert (cfg.model, cfg.device, cfg.init_from) == (str(tmp_path / name), "cuda", "")
@@ -223,7 +225,7 @@ def test_flags_given_win_over_the_demo_policys_flags(capsys, monkeypatch, argv):
 def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     cfg = rl.resolve_config(rl.parse_config(["--stage", "sft", "--data", "d.jsonl"]))
-    assert (cfg.model, cfg.init_from) == ("tiny", str(rl.DEMO_POLICY))
+    assert (cfg.model, cfg.init_from) == ("tiny", str(runs.DEMO_POLICY))
     [line] = capsys.readouterr().out.strip().splitlines()
     assert "--stage sft trains it on --data d.jsonl" in line and "--task" not in line and len(line) < 160
 
@@ -251,19 +253,19 @@ def test_resume_with_a_corrupt_config_json_is_one_line(capsys, tmp_path, text):
 def test_a_hub_id_without_network_fails_at_once(monkeypatch):
     """Offline, a hub id that is not in the cache is refused after one connection attempt, not the client's retries."""
     tried = []
-    monkeypatch.setattr(rl, "hub_reachable", lambda timeout=3.0: tried.append(timeout) or False)
-    monkeypatch.setattr(rl, "hub_cached", lambda model_id: False)
+    monkeypatch.setattr(engine, "hub_reachable", lambda timeout=3.0: tried.append(timeout) or False)
+    monkeypatch.setattr(engine, "hub_cached", lambda model_id: False)
     monkeypatch.setattr("transformers.AutoTokenizer.from_pretrained", lambda *a, **kw: pytest.fail("asked the hub"))
     with pytest.raises(rl.PolicyError, match="no network to the model hub and no cached copy of org/coder"):
-        rl.load_policy(rl.Config(model="org/coder", device="cpu"))
+        engine.load_policy(rl.Config(model="org/coder", device="cpu"))
     assert len(tried) == 1
 
 
 def test_missing_local_model_says_what_to_do():
     with pytest.raises(rl.PolicyError, match="--model tiny"):
-        rl.load_policy(rl.Config(model="./no/such/model", device="cpu"))
+        engine.load_policy(rl.Config(model="./no/such/model", device="cpu"))
     with pytest.raises(rl.PolicyError, match="--model tiny"):
-        rl.load_policy(rl.Config(model="/no/such/model.gguf", device="cpu"))
+        engine.load_policy(rl.Config(model="/no/such/model.gguf", device="cpu"))
 
 # ---------------------------------------------------------------------------- maths of the update
 
@@ -271,14 +273,14 @@ def test_missing_local_model_says_what_to_do():
 def test_token_logps_are_the_same_alone_and_left_padded():
     """Samples with different prompt lengths batched together score exactly as each does alone."""
     cfg = rl.Config(model="tiny", device="cpu")
-    model, tok = rl.load_policy(cfg)
+    model, tok = engine.load_policy(cfg)
     g = torch.Generator().manual_seed(0)
     samples = [(torch.randint(0, 256, (p,), generator=g), torch.randint(0, 256, (t,), generator=g),
                 torch.arange(t) < n) for p, t, n in [(5, 6, 6), (11, 6, 2), (8, 6, 4)]]
     with torch.no_grad():
-        together, mask = rl.token_logps(cfg, model, samples)
+        together, mask = engine.token_logps(cfg, model, samples)
         for i, s in enumerate(samples):
-            alone, m = rl.token_logps(cfg, model, [s])
+            alone, m = engine.token_logps(cfg, model, [s])
             n = int(m.sum())
             assert mask[i].sum() == n
             torch.testing.assert_close(together[i, :n], alone[0, :n], rtol=0, atol=1e-5)
@@ -289,13 +291,13 @@ def test_generate_batches_tasks_of_different_prompt_lengths():
     """--gen-batch 3: three prompts of different lengths in one left-padded generate call give each task its own
     rollout (unpadded prompt, its G rows), and nearly-greedy samples (temperature 1e-4) equal each prompt's alone."""
     cfg = rl.Config(model="tiny", device="cpu", group_size=2, max_new_tokens=12, temperature=1e-4, gen_batch=3)
-    model, tok = rl.load_policy(cfg)
+    model, tok = engine.load_policy(cfg)
     prompts = ["def f(x):\n", "import torch\nclass Model:\n    pass\n", "y = x * 2 + 1\n"]
     batch = [(f"t{i}", "") for i in range(3)]
     together = rl.generate_all(cfg, model, tok, batch, prompts, step=1)
     assert len(together) == 3
     for p, r in zip(prompts, together):
-        alone = rl.generate(cfg, model, tok, [p], seed=5)[0]
+        alone = engine.generate(cfg, model, tok, [p], seed=5)[0]
         assert tok.decode(r["prompt"]) == p and r["ids"].shape[0] == r["mask"].shape[0] == 2
         assert r["texts"] == alone["texts"] and len(r["texts"][0]) > 0
         n = int(alone["mask"][0].sum())
@@ -305,41 +307,41 @@ def test_generate_batches_tasks_of_different_prompt_lengths():
 def test_a_static_cache_with_its_padded_prompts_samples_the_same_tokens():
     """--gen-cache static (transformers' compiled decoding on CUDA) pads prompts to 512, 1024, 2048, ... tokens and preallocates the KV
     cache: on the CPU its samples are the dynamic cache's, token for token, and the rollout's prompt is unpadded."""
-    assert [rl.static_length(n) for n in (1, 512, 513, 1024, 3000, 7000)] == [512, 512, 1024, 1024, 4096, 8192]
+    assert [engine.static_length(n) for n in (1, 512, 513, 1024, 3000, 7000)] == [512, 512, 1024, 1024, 4096, 8192]
     cfg = rl.Config(model="tiny", device="cpu", group_size=2, max_new_tokens=16, temperature=0.8)
-    model, tok = rl.load_policy(cfg)
+    model, tok = engine.load_policy(cfg)
     prompts = ["def f(x):\n", "import torch\nclass Model:\n    pass\n"]
-    dynamic = rl.generate(cfg, model, tok, prompts, seed=3)
-    static = rl.generate(replace(cfg, gen_cache="static"), model, tok, prompts, seed=3)
+    dynamic = engine.generate(cfg, model, tok, prompts, seed=3)
+    static = engine.generate(replace(cfg, gen_cache="static"), model, tok, prompts, seed=3)
     for p, d, s in zip(prompts, dynamic, static):
         assert tok.decode(s["prompt"]) == p and torch.equal(d["prompt"], s["prompt"])
         assert torch.equal(d["ids"], s["ids"]) and torch.equal(d["mask"], s["mask"]) and d["texts"] == s["texts"]
-    assert rl.generate(replace(cfg, gen_cache="static"), model, tok, prompts, seed=4)[0]["texts"] != static[0]["texts"]
+    assert engine.generate(replace(cfg, gen_cache="static"), model, tok, prompts, seed=4)[0]["texts"] != static[0]["texts"]
 
 
 def test_our_decoding_loop_samples_from_the_softmax_as_generate_does():
-    """--gen-cache graphs (rl.decode, not transformers' generate): near-greedy samples (temperature 1e-4) are
+    """--gen-cache graphs (engine.decode, not transformers' generate): near-greedy samples (temperature 1e-4) are
     generate's, token for token, left padding included; at temperature 0.25 the first token of 4,000 samples follows
     softmax(logits / 0.25) (Gumbel-max), each frequency within 5 standard errors of its probability (checked: at
     the wrong temperature, 0.5, one is 14 standard errors off; with the noise's sign flipped, 100)."""
     cfg = rl.Config(model="tiny", device="cpu", temperature=1e-4, max_new_tokens=20, group_size=2)
-    model, tok = rl.load_policy(cfg)
+    model, tok = engine.load_policy(cfg)
     prompts = ["def f(x):\n", "import torch\nclass Model:\n    pass\n"]
-    ours = rl.generate(replace(cfg, gen_cache="graphs"), model, tok, prompts, seed=3)
-    for g, o in zip(rl.generate(cfg, model, tok, prompts, seed=3), ours):
+    ours = engine.generate(replace(cfg, gen_cache="graphs"), model, tok, prompts, seed=3)
+    for g, o in zip(engine.generate(cfg, model, tok, prompts, seed=3), ours):
         assert torch.equal(g["prompt"], o["prompt"]) and torch.equal(g["ids"], o["ids"]) and g["texts"] == o["texts"]
     n, enc = 4000, tok(prompts[:1], return_tensors="pt", add_special_tokens=False)
-    first = rl.decode(replace(cfg, temperature=0.25, max_new_tokens=1, group_size=n), model, enc,
-                      rl.eos_ids(model, tok), seed=1)[:, 0]
+    first = engine.decode(replace(cfg, temperature=0.25, max_new_tokens=1, group_size=n), model, enc,
+                      engine.eos_ids(model, tok), seed=1)[:, 0]
     with torch.no_grad():
         p = torch.softmax(model(**enc).logits[0, -1] / 0.25, -1)
     freq = torch.bincount(first, minlength=p.numel()).double() / n
     assert ((freq - p).abs() <= 5 * (p * (1 - p) / n).sqrt() + 1e-9).all()
     every_token_ends = torch.arange(p.numel())  # as eos: every row has ended at its first token
-    assert rl.decode(replace(cfg, max_new_tokens=200), model, enc, every_token_ends, seed=1, check_every=8).shape == \
+    assert engine.decode(replace(cfg, max_new_tokens=200), model, enc, every_token_ends, seed=1, check_every=8).shape == \
         (2, 8)  # the loop stops at its first look
-    assert rl.generate(replace(cfg, gen_cache="graphs", temperature=1.0), model, tok, prompts, seed=4)[0]["texts"] != \
-        rl.generate(replace(cfg, gen_cache="graphs", temperature=1.0), model, tok, prompts, seed=5)[0]["texts"]
+    assert engine.generate(replace(cfg, gen_cache="graphs", temperature=1.0), model, tok, prompts, seed=4)[0]["texts"] != \
+        engine.generate(replace(cfg, gen_cache="graphs", temperature=1.0), model, tok, prompts, seed=5)[0]["texts"]
 
 
 @torch.no_grad()
@@ -357,19 +359,19 @@ def test_our_decoding_loop_is_the_eager_forward_on_long_left_padded_gqa_prompts(
         num_key_value_heads=2, max_position_embeddings=8192, rope_theta=1e6, attn_implementation="sdpa")).eval()
     for p in model.parameters():
         p.normal_(0, 0.2)  # at the init's 0.02 a wrong grouping of the heads moves the logits by 3e-6
-    rl.use_packed_attention(model)
+    engine.use_packed_attention(model)
     g = torch.Generator().manual_seed(1)
     prompts = [torch.randint(0, 299, (n,), generator=g) for n in (2500, 700)]
-    P, T = rl.static_length(2500), 8
+    P, T = engine.static_length(2500), 8
     ids, mask = torch.full((2, P), 299), torch.zeros(2, P, dtype=torch.long)
     for i, p in enumerate(prompts):
         ids[i, P - len(p):], mask[i, P - len(p):] = p, 1
     drawn = []  # the logits of each forward decode makes, at the last position
     hook = model.register_forward_hook(lambda module, args, out: drawn.append(out.logits[:, -1]))
-    rl.DECODERS.clear()
+    engine.DECODERS.clear()
     cfg = rl.Config(model="tiny", device="cpu", temperature=1e-4, max_new_tokens=T, group_size=1)
-    out = rl.decode(cfg, model, dict(input_ids=ids, attention_mask=mask), torch.tensor([-1]), seed=0)
-    rl.DECODERS.clear()
+    out = engine.decode(cfg, model, dict(input_ids=ids, attention_mask=mask), torch.tensor([-1]), seed=0)
+    engine.DECODERS.clear()
     hook.remove()
     assert len(drawn) == T + 1  # the prompts', then one a token (the last token's is not drawn from)
     for i, p in enumerate(prompts):
@@ -383,23 +385,23 @@ def test_our_decoding_loop_keeps_a_longer_cache_for_shorter_prompts():
     shorter than the cache's (padded further on the left, masked): near-greedy samples are a fresh cache's, token
     for token; more rows, or prompts that do not fit, make a new cache."""
     cfg = rl.Config(model="tiny", device="cpu", temperature=1e-4, max_new_tokens=12, group_size=2)
-    model, tok = rl.load_policy(cfg)
+    model, tok = engine.load_policy(cfg)
     enc = lambda ps: tok(ps, return_tensors="pt", padding=True, add_special_tokens=False)  # noqa: E731
     long, short, eos = enc(["import torch\nclass Model:\n    pass\n", "x = 1\n"]), enc(["def f(x):\n", "y = 2\n"]), \
-        rl.eos_ids(model, tok)
-    rl.DECODERS.clear()
-    rl.decode(cfg, model, long, eos, seed=3)
-    cache = rl.DECODERS["cache"]
-    kept = rl.decode(cfg, model, short, eos, seed=3)
-    assert rl.DECODERS["cache"] is cache and rl.DECODERS["shape"] == (4, long["input_ids"].shape[1] + 12)
-    rl.DECODERS.clear()
-    fresh = rl.decode(cfg, model, short, eos, seed=3)
-    assert rl.DECODERS["shape"] == (4, short["input_ids"].shape[1] + 12) and torch.equal(kept, fresh)
-    rl.decode(cfg, model, long, eos, seed=3)  # longer than the kept cache: a new one
-    assert rl.DECODERS["shape"] == (4, long["input_ids"].shape[1] + 12)
-    rl.decode(replace(cfg, group_size=3), model, short, eos, seed=3)  # other rows: a new one
-    assert rl.DECODERS["shape"] == (6, short["input_ids"].shape[1] + 12)
-    rl.DECODERS.clear()
+        engine.eos_ids(model, tok)
+    engine.DECODERS.clear()
+    engine.decode(cfg, model, long, eos, seed=3)
+    cache = engine.DECODERS["cache"]
+    kept = engine.decode(cfg, model, short, eos, seed=3)
+    assert engine.DECODERS["cache"] is cache and engine.DECODERS["shape"] == (4, long["input_ids"].shape[1] + 12)
+    engine.DECODERS.clear()
+    fresh = engine.decode(cfg, model, short, eos, seed=3)
+    assert engine.DECODERS["shape"] == (4, short["input_ids"].shape[1] + 12) and torch.equal(kept, fresh)
+    engine.decode(cfg, model, long, eos, seed=3)  # longer than the kept cache: a new one
+    assert engine.DECODERS["shape"] == (4, long["input_ids"].shape[1] + 12)
+    engine.decode(replace(cfg, group_size=3), model, short, eos, seed=3)  # other rows: a new one
+    assert engine.DECODERS["shape"] == (6, short["input_ids"].shape[1] + 12)
+    engine.DECODERS.clear()
 
 
 def test_packed_attention_reads_the_cache_unrepeated_under_compile(monkeypatch):
@@ -407,7 +409,7 @@ def test_packed_attention_reads_the_cache_unrepeated_under_compile(monkeypatch):
     the cache's 2 key/value heads as they are (transformers' sdpa repeats them to the 4 query heads there), and the
     logits agree with transformers' sdpa."""
     from transformers import StaticCache
-    model, tok = rl.load_policy(rl.Config(model="tiny", device="cpu"))
+    model, tok = engine.load_policy(rl.Config(model="tiny", device="cpu"))
     assert model.config._attn_implementation == "cudal1_sdpa"
     enc = tok(["def f(x):\n", "import torch\nclass Model:\n"], return_tensors="pt", padding=True,
               add_special_tokens=False)
@@ -420,11 +422,11 @@ def test_packed_attention_reads_the_cache_unrepeated_under_compile(monkeypatch):
             torch._dynamo.reset()
             model.set_attn_implementation(impl)
             cache, n = StaticCache(config=model.config, max_cache_len=64), enc["input_ids"].shape[1]
-            first = model(**enc, **rl.cache_arg(model, cache)).logits[:, -1:].argmax(-1)
+            first = model(**enc, **engine.cache_arg(model, cache)).logits[:, -1:].argmax(-1)
             heads.clear()
             step = torch.compile(model.forward, backend="eager")
             logits[impl] = step(first, attention_mask=torch.cat([enc["attention_mask"], torch.ones(2, 1).long()], 1),
-                                **rl.cache_arg(model, cache), cache_position=torch.tensor([n])).logits
+                                **engine.cache_arg(model, cache), cache_position=torch.tensor([n])).logits
             if impl == "cudal1_sdpa":  # (transformers 5.24's sdpa gives 4, repeated, here)
                 assert heads == [model.config.num_key_value_heads] * model.config.num_hidden_layers
     torch.testing.assert_close(logits["cudal1_sdpa"], logits["sdpa"], rtol=0, atol=1e-5)
@@ -434,11 +436,11 @@ def test_packed_attention_reads_the_cache_unrepeated_under_compile(monkeypatch):
 def test_autocast_on_cuda_leaves_out_cudnn_attention():
     """cuDNN's attention plans every new sequence length (~40 ms per generated token on the H200): off under
     autocast on CUDA; the other backends stay on. Flags only: this runs without a GPU."""
-    with rl.autocast(rl.Config(device="cuda")):
+    with engine.autocast(rl.Config(device="cuda")):
         assert not torch.backends.cuda.cudnn_sdp_enabled()
         assert torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.mem_efficient_sdp_enabled()
     assert torch.backends.cuda.cudnn_sdp_enabled()  # restored on the way out
-    with rl.autocast(rl.Config(device="cpu")):
+    with engine.autocast(rl.Config(device="cpu")):
         assert torch.backends.cuda.cudnn_sdp_enabled()
 
 # ---------------------------------------------------------------------------- a real run
@@ -536,11 +538,11 @@ def test_resume_after_sigkill_is_exact(tmp_path, monkeypatch, lora):
     assert all(r["updated"] and r["mean_reward"] > 0 and r["grad_norm"] > 0 for r in a)
     sa, sb = same_checkpoints(straight, killed)
     assert sa["step"] == sb["step"] == 4
-    model, _ = rl.initial_policy(rl.Config(model="tiny", device="cpu", seed=3, lora_rank=4 if lora else 0))
+    model, _ = engine.initial_policy(rl.Config(model="tiny", device="cpu", seed=3, lora_rank=4 if lora else 0))
     start = model.state_dict()
     assert any(not torch.equal(start[k], v) for k, v in sa["model"].items())  # training moved them
     if lora:  # the adapters alone (the full state keeps the tied lm_head too)
-        assert all(".lora_" in k for k in sa["model"]) and len(sa["model"]) == len(rl.trainable(model))
+        assert all(".lora_" in k for k in sa["model"]) and len(sa["model"]) == len(engine.trainable(model))
 
 
 SLOW_RELU = """import os
@@ -560,6 +562,8 @@ CTRL_C_DRIVER = """
 import sys
 sys.path[:0] = [{repo!r}, {tests!r}]
 import rl
+import runs
+import engine
 
 if __name__ == "__main__":  # the evaluator's processes re-import this file
     import functools
@@ -625,11 +629,11 @@ def test_ctrl_c_waits_for_the_weights_log_and_checkpoint_of_a_step(sig):
     """Inside finishing_step a SIGINT (or a SIGTERM, under main()'s handler) is held back and raised as
     KeyboardInterrupt on the way out: a Ctrl-C never leaves weights updated but not logged. Python's own SIGINT
     handler is installed for the test: pytest started with SIGINT ignored (a background job of a script) has none."""
-    reached, before = [], signal.signal(signal.SIGTERM, rl.stop_as_ctrl_c)
+    reached, before = [], signal.signal(signal.SIGTERM, runs.stop_as_ctrl_c)
     ctrl_c = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
-            with rl.finishing_step():
+            with runs.finishing_step():
                 os.kill(os.getpid(), sig)
                 time.sleep(0.1)
                 reached.append("the rest of the step")
@@ -660,7 +664,7 @@ def test_resume_without_a_checkpoint_keeps_the_steps_it_redoes(tmp_path, monkeyp
     said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("resume:")]
     assert len(said) == 1 and "no checkpoint" in said[0] and "redone" in said[0], said
     assert read_log(out / "redone") == first
-    assert rl.read_jsonl(out / "redone" / "samples.jsonl") == samples and rl.read_jsonl(out / "samples.jsonl") == []
+    assert runs.read_jsonl(out / "redone" / "samples.jsonl") == samples and runs.read_jsonl(out / "samples.jsonl") == []
     assert untimed(read_log(out)) == untimed(first)
 
 
@@ -699,10 +703,10 @@ def test_resume_restores_rng_states_that_map_location_moved(tmp_path, monkeypatc
         return state
     monkeypatch.setattr(rl.torch, "load", load_to_device)
     cfg = rl.parse_config(["--resume", "--out", str(out)])
-    model, _ = rl.initial_policy(cfg)
-    opt = torch.optim.AdamW(rl.trainable(model), lr=cfg.lr)
+    model, _ = engine.initial_policy(cfg)
+    opt = torch.optim.AdamW(engine.trainable(model), lr=cfg.lr)
     torch.manual_seed(12345)
-    assert rl.read_checkpoint(cfg, model, opt)[0] == 1
+    assert runs.read_checkpoint(cfg, model, opt)[0] == 1
     assert torch.equal(torch.get_rng_state(), saved)
 
 
@@ -778,7 +782,7 @@ def test_progress_plot_is_redrawn_after_every_step(tmp_path, monkeypatch):
     """Not only at checkpoints (--ckpt-every 10: the last step only): after each step, forced at the checkpoint."""
     monkeypatch.setattr(rl, "build_prompt", short_prompt)
     drawn = []
-    monkeypatch.setattr(rl, "save_plot", lambda cfg, force=True: drawn.append((len(read_log(cfg.out)), force)))
+    monkeypatch.setattr(runs, "save_plot", lambda cfg, force=True: drawn.append((len(read_log(cfg.out)), force)))
     rl.run(rl.parse_config(TOY + ["--steps", "3", "--out", str(tmp_path)]), reward_fn=toy_reward)
     assert drawn == [(1, False), (2, False), (3, True)]
 
@@ -790,7 +794,7 @@ def test_progress_plot_reads_well():
     recs = [dict(step=k, mean_reward=0.1 * k, pass_rate=0.5, best_speedup={t: 1.0 + k for t in tasks},
                  per_task={t: {"pass": 1.0, "mean_speedup": 0.5 + k * i / 3} for i, t in enumerate(tasks)})
             for k in (1, 2, 3)]
-    fig = rl.progress_figure(recs)
+    fig = runs.progress_figure(recs)
     for ax in fig.axes:
         assert all(float(x).is_integer() for x in ax.get_xticks()), (ax.get_title(), ax.get_xticks())
     speedups = [ax for ax in fig.axes if "speedup" in ax.get_title()]
@@ -808,14 +812,14 @@ def test_progress_plot_marks_sampled_steps_names_the_best_and_says_when_empty():
     recs = [dict(step=k, mean_reward=0.1, pass_rate=0.5, best_speedup={"a": 1.5, "b": 2.5 if k == 3 else 1.2},
                  best_step={"a": 1, "b": 2}, per_task={"a" if k != 2 else "b": {"pass": 1.0, "mean_speedup": 1.1 * k}})
             for k in (1, 2, 3)]
-    fig = rl.progress_figure(recs, "run7: rl, step 3 of 200")
+    fig = runs.progress_figure(recs, "run7: rl, step 3 of 200")
     assert fig._suptitle.get_text() == "run7: rl, step 3 of 200" and len(fig.axes) == 4
     assert all(ax.get_xlabel() == "step" and ax.get_ylabel() for ax in fig.axes)
     per_task = fig.axes[3]
     [a] = [line for line in per_task.get_lines() if line.get_label() == "a"]
     assert list(a.get_xdata()) == [1, 3] and a.get_linestyle() == "None" and a.get_marker() == "o"
     assert fig.axes[2].get_title().endswith("2.50x, b")
-    empty = rl.progress_figure([dict(recs[0], per_task={"a": {"pass": 0.0, "mean_speedup": None}}, best_speedup={})])
+    empty = runs.progress_figure([dict(recs[0], per_task={"a": {"pass": 0.0, "mean_speedup": None}}, best_speedup={})])
     for ax in empty.axes[2:]:
         assert [t.get_text() for t in ax.texts] == ["no correct samples yet"], ax.get_title()
 
@@ -826,11 +830,11 @@ def test_progress_plot_draws_the_best_this_run_found_not_what_init_from_carried(
     pytest.importorskip("matplotlib")
     recs = [dict(step=k, mean_reward=0.1, pass_rate=0.5, per_task={}, best_speedup={"a": 5.47, "b": b},
                  best_step={"a": 0, "b": found}) for k, b, found in [(1, 1.0, 0), (2, 1.3, 2), (3, 1.6, 3)]]
-    fig = rl.progress_figure(recs)
+    fig = runs.progress_figure(recs)
     ax = next(ax for ax in fig.axes if ax.get_title().startswith("best speedup"))
     ys = ax.get_lines()[0].get_ydata()
     assert np.isnan(ys[0]) and list(ys[1:]) == [1.3, 1.6]
-    assert rl.found_best(dict(best_speedup={"a": 5.47})) == 5.47  # an older log, without best_step
+    assert runs.found_best(dict(best_speedup={"a": 5.47})) == 5.47  # an older log, without best_step
 
 # ---------------------------------------------------------------------------- GRPO learns
 
@@ -968,7 +972,7 @@ def test_a_best_carried_from_init_from_is_labelled(tmp_path, capsys):
     cfg = rl.Config(out=str(tmp_path))
     rollouts = [dict(mask=torch.ones(2, 3, dtype=torch.bool))]
     for found, label in [(0, "best 1.27x from --init-from |"), (3, "best 1.27x |")]:
-        rl.log_step(cfg, 1, [("cpu/relu", "")], rollouts, np.zeros(2), [], {"cpu/relu": (1.27, "code", found)},
+        runs.log_step(cfg, 1, [("cpu/relu", "")], rollouts, np.zeros(2), [], {"cpu/relu": (1.27, "code", found)},
                     rl.NO_UPDATE, (time.perf_counter(),) * 4)
         assert label in capsys.readouterr().out
 
@@ -1056,7 +1060,7 @@ def test_minibatches_move_the_ratio_and_the_clip_binds(monkeypatch):
     tokens, and those tokens get no gradient (the clipped term is a constant). With one step per batch the clip
     flags cannot act, and saying --eps-high then is refused."""
     cfg = rl.Config(model="tiny", device="cpu", minibatches=2, grad_accum=1, lr=3e-2, max_grad_norm=0.0, seed=1)
-    model, _ = rl.load_policy(cfg)
+    model, _ = engine.load_policy(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
     g = torch.Generator().manual_seed(0)
     rollouts = [dict(prompt=torch.randint(0, 256, (6,), generator=g), ids=torch.randint(0, 256, (4, 12), generator=g),
@@ -1179,12 +1183,12 @@ def test_copies_are_logged_apart(tmp_path):
     failed = evaluator.Result("compile_error", reason="error: " + "x" * 400)
     results = [ok(2.0), COPY, failed, ok(1.5)]
     rollouts = [dict(mask=torch.ones(4, 3, dtype=torch.bool), texts=["a", "b", "c", "d"])]
-    rec = rl.log_step(cfg, 1, [("t", "REF")], rollouts, np.array([2.0, 0.0, 0.0, 1.5]), results, {}, rl.NO_UPDATE,
+    rec = runs.log_step(cfg, 1, [("t", "REF")], rollouts, np.array([2.0, 0.0, 0.0, 1.5]), results, {}, rl.NO_UPDATE,
                       (0.0, 0.0, 0.0, 0.0))
     assert (rec["pass_rate"], rec["copies"]) == (0.5, 1)
     assert rec["per_task"] == {"t": {"pass": 0.5, "copies": 1, "mean_speedup": 1.75}}
-    assert rl.read_jsonl(tmp_path / "log.jsonl") == [rec]
-    samples = rl.read_jsonl(tmp_path / "samples.jsonl")  # every sample with its reply and verdict
+    assert runs.read_jsonl(tmp_path / "log.jsonl") == [rec]
+    samples = runs.read_jsonl(tmp_path / "samples.jsonl")  # every sample with its reply and verdict
     assert [(r["step"], r["task"], r["reply"], r["status"], r["speedup"], r["copy"]) for r in samples] == \
         [(1, "t", "a", "ok", 2.0, False), (1, "t", "b", "ok", COPY.speedup, True),
          (1, "t", "c", "compile_error", None, False), (1, "t", "d", "ok", 1.5, False)]
@@ -1197,7 +1201,7 @@ def test_the_step_line_says_what_the_builds_cost(tmp_path, capsys):
     cfg = rl.Config(device="cpu", out=str(tmp_path))
     phases = dict(build_s=18.8, evaluate_s=70.3, build_wait_s=2.5, builds=6, build_failed=2, compiled=3)
     rollouts = [dict(mask=torch.ones(2, 3, dtype=torch.bool), texts=["", ""])]
-    rl.log_step(cfg, 1, [("t", "REF")], rollouts, np.array([0.0, 0.0]), [FAILED, FAILED], {}, rl.NO_UPDATE,
+    runs.log_step(cfg, 1, [("t", "REF")], rollouts, np.array([0.0, 0.0]), [FAILED, FAILED], {}, rl.NO_UPDATE,
                 (0.0, 0.0, 0.0, 0.0), phases)
     line = capsys.readouterr().out
     assert "(builds 18.8 s, 2.5 s of it waited for: 6, 3 compiled, 2 failed, the rest cached)" in line, line
@@ -1207,7 +1211,7 @@ def test_later_passes_reshuffle_the_mini_batches(monkeypatch):
     """--mu 2 --minibatches 2: pass 1 splits the batch in (B*G) order, pass 2 in a fresh order drawn from (seed, step)
     (PPO's reshuffle), the same again for the same step (a resume replays it) and another for another step."""
     cfg = rl.Config(model="tiny", device="cpu", mu=2, minibatches=2, grad_accum=1, lr=1e-3, seed=1)
-    model, _ = rl.load_policy(cfg)
+    model, _ = engine.load_policy(cfg)
     g = torch.Generator().manual_seed(0)
     rollouts = [dict(prompt=torch.randint(0, 256, (6,), generator=g), ids=torch.randint(0, 256, (4, 8), generator=g),
                      mask=torch.ones(4, 8, dtype=torch.bool)) for _ in range(2)]
@@ -1230,13 +1234,13 @@ def test_our_decoding_loop_computes_the_logits_of_the_last_position_only():
     64 rows of a 4,000-token contrastive prompt are ~150 GB (the H200's second contrastive RL step ran out of memory
     there)."""
     cfg = rl.Config(model="tiny", device="cpu", temperature=0.7, max_new_tokens=5, group_size=2)
-    model, tok = rl.load_policy(cfg)
+    model, tok = engine.load_policy(cfg)
     enc = tok(["import torch\nclass Model:\n    pass\n"], return_tensors="pt", add_special_tokens=False)
     positions = []
     hook = model.lm_head.register_forward_hook(lambda m, args, out: positions.append(args[0].shape[1]))
     try:
-        rl.DECODERS.clear()
-        rl.decode(cfg, model, enc, rl.eos_ids(model, tok), seed=3)
+        engine.DECODERS.clear()
+        engine.decode(cfg, model, enc, engine.eos_ids(model, tok), seed=3)
     finally:
         hook.remove()
     assert enc["input_ids"].shape[1] > 1 and positions == [1] * 6  # the prefill and a step per new token

@@ -16,6 +16,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 import evaluator  # noqa: E402
 import rl  # noqa: E402
+import engine  # noqa: E402
+import prompts  # noqa: E402
+import runs  # noqa: E402
 from prompts import build_prompt, compare_variants, extract_code  # noqa: E402
 from test_stages import CLAMP, RELU, TINY, short_prompt, write_jsonl  # noqa: E402
 
@@ -72,16 +75,16 @@ def test_the_kl_anchor_is_the_policy_the_stage_started_from(sft_lora, tmp_path, 
     cfg = rl.run(rl.parse_config(["--init-from", str(init), "--task", "cpu/relu", "--steps", "2", "--group-size", "2",
                                   "--max-new-tokens", "8", "--device", "cpu", "--beta", "0.5", "--lr", "1e-2",
                                   "--out", str(tmp_path / "rl")]), reward_fn=lambda t, x: ranked(x))
-    log = rl.read_jsonl(tmp_path / "rl" / "log.jsonl")
+    log = runs.read_jsonl(tmp_path / "rl" / "log.jsonl")
     assert log[0]["updated"] and log[0]["kl"] == 0.0 and log[1]["kl"] > 0  # step 2: the policy has moved
     anchor = torch.load(tmp_path / "rl" / "anchor.pt", weights_only=True)
     start = torch.load(init / "ckpt.pt", weights_only=False)["model"]
     assert anchor.keys() == start.keys() and all(torch.equal(anchor[k], start[k]) for k in start)
     assert any(start[k].abs().sum() > 0 for k in start if ".lora_b" in k)  # sft moved them: adapters off differ
-    starting, _ = rl.initial_policy(rl.replace(cfg, resume=False))  # --init-from's weights
-    now, _ = rl.initial_policy(rl.replace(cfg, init_from=str(tmp_path / "rl"), resume=False))  # after 2 steps
+    starting, _ = engine.initial_policy(rl.replace(cfg, resume=False))  # --init-from's weights
+    now, _ = engine.initial_policy(rl.replace(cfg, init_from=str(tmp_path / "rl"), resume=False))  # after 2 steps
     ids = torch.arange(3, 40)[None]
-    with torch.no_grad(), rl.scored_by(now, anchor) as scored:
+    with torch.no_grad(), engine.scored_by(now, anchor) as scored:
         assert torch.equal(scored(ids).logits, starting(ids).logits)
     assert not torch.allclose(now(ids).logits, starting(ids).logits)
 
@@ -94,7 +97,7 @@ def test_the_database_gets_every_working_variant_whatever_sft_trains_on(tmp_path
                for v, s in (("0", 0.6), ("1", 1.5))] + [dict(RECORD, code="broken", result=dict(status="wrong_output"))]
     rl.run(rl.parse_config(TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", records), "--task",
                                    "cpu/relu", "--steps", "1", "--sft-min-speedup", "1", "--out", str(tmp_path / "o")]))
-    stored = {e["score"] for e in rl.read_jsonl(tmp_path / "o" / "exemplars.jsonl") if not e["meta"].get("reference")}
+    stored = {e["score"] for e in runs.read_jsonl(tmp_path / "o" / "exemplars.jsonl") if not e["meta"].get("reference")}
     assert stored == {0.6, 1.5}
     assert rl.Config().sft_min_speedup == 0  # by default sft trains on every working variant too
 
@@ -138,13 +141,13 @@ def test_flat_groups_get_exact_zeros_and_stay_out_of_the_update(monkeypatch):
     flat = rl.advantages_of(rl.Config(group_size=7), rl.rewards_of(rl.Config(), [result(0.7)] * 7)[1])
     assert flat.eq(0).all()
     cfg = rl.Config(model="tiny", device="cpu", group_size=4, grad_accum=1, lr=1e-3)
-    model, _ = rl.load_policy(cfg)
+    model, _ = engine.load_policy(cfg)
     g = torch.Generator().manual_seed(0)
     rollouts = [dict(prompt=torch.randint(0, 256, (6,), generator=g), ids=torch.randint(0, 256, (4, 8), generator=g),
                      mask=torch.ones(4, 8, dtype=torch.bool)) for _ in range(2)]
     adv = torch.tensor([0.0] * 4 + [1.0, -1.0, 0.5, -0.5])  # group 1 flat, group 2 with a signal
-    seen, token_logps = [], rl.token_logps
-    monkeypatch.setattr(rl, "token_logps", lambda cfg, model, samples, **kw: (
+    seen, token_logps = [], engine.token_logps
+    monkeypatch.setattr(engine, "token_logps", lambda cfg, model, samples, **kw: (
         seen.append((torch.is_grad_enabled(), [s[1][0].item() for s in samples])), token_logps(cfg, model, samples,
                                                                                               **kw))[1])
     stats = rl.update(cfg, model, None, torch.optim.AdamW(model.parameters(), lr=cfg.lr), rollouts, adv)
@@ -187,9 +190,9 @@ def test_every_rl_step_logs_the_diagnostic_and_no_update_leaves_the_weights(tmp_
     rl.run(rl.parse_config(TINY + ["--task", "cpu/relu,cpu/add_mul", "--steps", "1", "--group-size", "2",
                                    "--max-new-tokens", "8", "--lr", "1e-2", "--no-update", "--out", str(out)]),
            reward_fn=lambda t, x: ranked(x))
-    [rec] = rl.read_jsonl(out / "log.jsonl")
+    [rec] = runs.read_jsonl(out / "log.jsonl")
     assert (rec["groups"], rec["groups_signal"], rec["groups_flat"], rec["updated"]) == (2, 2, 0, False)
-    start, _ = rl.tiny_policy(0)
+    start, _ = engine.tiny_policy(0)
     saved = torch.load(out / "ckpt.pt", weights_only=False)["model"]
     assert all(torch.equal(saved[k], v) for k, v in start.state_dict().items())
 
@@ -204,7 +207,7 @@ def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch
     shows; a record with no measured speedup has no contrastive example."""
     monkeypatch.setattr(rl, "build_prompt", build_prompt)
     cfg = rl.Config(model="tiny", device="cpu", task="cpu/relu", exemplar_max_chars=2000)
-    tok = rl.tiny_policy(0)[1]
+    tok = engine.tiny_policy(0)[1]
     codes = {0.7: CLAMP.replace("0.0", "0"), 1.3: CLAMP.replace("0.0", "0."), 2.1: CLAMP.replace("0.0", "0.00"),
              1.9: LONG}
     db = rl.ExemplarDB()
@@ -222,7 +225,7 @@ def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch
     [(p, t, _)] = rl.contrastive_example(cfg, db, tok, torch.tensor([0]), record, 1, 0)
     prompt, reply = tok.decode(p), extract_code(tok.decode(t))
     assert codes[0.7].strip() in prompt and codes[2.1].strip() not in prompt and codes[1.3].strip() not in prompt
-    assert reply.code == codes[1.3].strip() and reply.analysis != rl.STOCK_ANALYSIS
+    assert reply.code == codes[1.3].strip() and reply.analysis != prompts.STOCK_ANALYSIS
     assert "0.70x" in reply.analysis and "1.00x" in reply.analysis  # the two shown: 0.7 and the reference
     unmeasured = dict(record, result=dict(status="ok"))
     assert rl.contrastive_example(cfg, db, tok, torch.tensor([0]), unmeasured, 1, 0) == []

@@ -16,7 +16,10 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 import evaluator  # noqa: E402
+import prompts  # noqa: E402
 import rl  # noqa: E402
+import engine  # noqa: E402
+import runs  # noqa: E402
 from prompts import build_prompt, extract_code  # noqa: E402
 from test_rl import TIMING, same_checkpoints  # noqa: E402
 
@@ -48,7 +51,7 @@ def write_jsonl(path, records):
 def mean_logp(cfg, model, examples):
     """Mean log-prob per completion token of the examples (temperature 1)."""
     with torch.no_grad():
-        logp, mask = rl.token_logps(cfg, model, examples, temperature=1.0)
+        logp, mask = engine.token_logps(cfg, model, examples, temperature=1.0)
     return float(logp[mask].mean())
 
 
@@ -63,7 +66,7 @@ def test_sft_masks_the_prompt_exactly(monkeypatch):
     the loss with prompt labels kept; the target is the code wrapped as a reply, plus eos."""
     monkeypatch.setattr(rl, "build_prompt", build_prompt)
     cfg = rl.Config(model="tiny", device="cpu")
-    model, tok = rl.load_policy(cfg)
+    model, tok = engine.load_policy(cfg)
     [(p, c, k)] = rl.sft_examples(cfg, model, tok, [dict(ref_code=RELU, code=CLAMP)])
     assert tok.decode(p) == rl.render(build_prompt(RELU, device="cpu", contrastive=False), tok) and len(p) > 2000
     assert c[-1] == tok.eos_token_id and bool(k.all()) and len(k) == len(c)
@@ -108,9 +111,9 @@ def test_sft_raises_the_likelihood_of_its_records(tmp_path, short_prompts):
     out = tmp_path / "sft"
     cfg = rl.run(rl.parse_config(TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", records),
                                          "--steps", "30", "--sft-batch", "2", "--lr", "3e-3", "--out", str(out)]))
-    log = rl.read_jsonl(out / "log.jsonl")
+    log = runs.read_jsonl(out / "log.jsonl")
     assert [r["step"] for r in log] == list(range(1, 31)) and all(r["tokens"] > 100 for r in log)
-    model, tok = rl.load_policy(cfg)
+    model, tok = engine.load_policy(cfg)
     examples = rl.sft_examples(cfg, model, tok, records)
     before = mean_logp(cfg, model, examples)
     model.load_state_dict(weights(out))
@@ -126,14 +129,14 @@ def test_sft_resume_is_exact(tmp_path, short_prompts, monkeypatch):
     flags = TINY + ["--stage", "sft", "--data", data, "--sft-batch", "2", "--lr", "3e-3", "--ckpt-every", "2"]
     straight, crashed = tmp_path / "straight", tmp_path / "crashed"
     rl.run(rl.parse_config(flags + ["--steps", "6", "--out", str(straight)]))
-    save = rl.save_checkpoint
-    monkeypatch.setattr(rl, "save_checkpoint", lambda cfg, m, o, step, last: step == 2 and save(cfg, m, o, step, last))
+    save = runs.save_checkpoint
+    monkeypatch.setattr(runs, "save_checkpoint", lambda cfg, m, o, step, last: step == 2 and save(cfg, m, o, step, last))
     rl.run(rl.parse_config(flags + ["--steps", "3", "--out", str(crashed)]))
     assert torch.load(crashed / "ckpt.pt", weights_only=False)["step"] == 2
-    assert len(rl.read_jsonl(crashed / "log.jsonl")) == 3
-    monkeypatch.setattr(rl, "save_checkpoint", save)
+    assert len(runs.read_jsonl(crashed / "log.jsonl")) == 3
+    monkeypatch.setattr(runs, "save_checkpoint", save)
     rl.run(rl.parse_config(["--resume", "--out", str(crashed), "--steps", "6"]))
-    a, b = (rl.read_jsonl(d / "log.jsonl") for d in (straight, crashed))
+    a, b = (runs.read_jsonl(d / "log.jsonl") for d in (straight, crashed))
     assert [r["step"] for r in b] == list(range(1, 7))
     assert [{k: v for k, v in r.items() if k != "step_s"} for r in a] == [
         {k: v for k, v in r.items() if k != "step_s"} for r in b]
@@ -152,14 +155,14 @@ def test_sft_contrastive_adds_each_record_under_contrastive_prompts(tmp_path, mo
     flags = TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", records), "--task", "cpu/relu",
                     "--sft-batch", "4", "--steps", "4", "--lr", "1e-3", "--sft-contrastive", "--out", str(tmp_path)]
     cfg = rl.run(rl.parse_config(flags))
-    tok = rl.load_policy(cfg)[1]
+    tok = engine.load_policy(cfg)[1]
     shown = {}  # record's code -> the contrastive prompts it was trained under
     for ex in seen:
         assert len(ex) == 4 + 3  # 4 plain + 3 contrastive (the task-less record has none)
         assert not any("Earlier variants" in tok.decode(p) for p, _, _ in ex[:4])
         for p, t, _ in ex[4:]:
             text, reply = tok.decode(p), extract_code(tok.decode(t))
-            assert "Earlier variants" in text and text.endswith(rl.ANSWER_CUE) and RELU.strip() in text
+            assert "Earlier variants" in text and text.endswith(prompts.ANSWER_CUE) and RELU.strip() in text
             assert reply.analysis.startswith("Variant 1 (") and reply.code in [c.strip() for c in codes]
             shown.setdefault(reply.code, set()).add(text)
     assert len(shown) == 3 and max(map(len, shown.values())) > 1  # the variants shown change between steps
@@ -171,7 +174,7 @@ def test_sft_contrastive_shows_neither_the_target_nor_faster_codes(monkeypatch):
     only from those scored below the record's own speedup (the prompt asks for a version faster than all it shows)."""
     monkeypatch.setattr(rl, "build_prompt", build_prompt)
     cfg = rl.Config(model="tiny", device="cpu", task="cpu/relu", sft_contrastive=True)
-    tok = rl.tiny_policy(0)[1]
+    tok = engine.tiny_policy(0)[1]
     codes = [CLAMP.replace("0.0", v) for v in "0123"]
     records = [dict(task="cpu/relu", ref_code=RELU, code=c, result=dict(status="ok", speedup=1.5 + i))
                for i, c in enumerate(codes)]
@@ -197,7 +200,7 @@ def test_contrastive_prompts_show_codes_without_their_intent_labels(monkeypatch)
     score instead, in stage 3's prompts and in sft's contrastive ones alike. The rest of the docstring stays."""
     monkeypatch.setattr(rl, "build_prompt", build_prompt)  # the whole prompt (short_prompts shortens it)
     cfg = rl.Config(model="tiny", device="cpu", task="cpu/relu", n_exemplars=2)
-    tok = rl.tiny_policy(0)[1]
+    tok = engine.tiny_policy(0)[1]
     labelled = '"""faster (hoped): clamp in place.\nOne pass."""\n' + CLAMP
     db = rl.ExemplarDB()
     db.seed_reference("cpu/relu", RELU)
@@ -220,9 +223,9 @@ def relu_writer(tmp_path_factory, short_prompts):
     data = write_jsonl(tmp / "d.jsonl", [dict(task="cpu/relu", ref_code=RELU, completion=CLAMP)])
     cfg = rl.run(rl.parse_config(TINY + ["--stage", "sft", "--data", data, "--steps", "200", "--sft-batch", "1",
                                          "--lr", "5e-3", "--task", "cpu/relu", "--out", str(tmp / "sft")]))
-    model, tok = rl.initial_policy(rl.replace(cfg, init_from=cfg.out))
+    model, tok = engine.initial_policy(rl.replace(cfg, init_from=cfg.out))
     prompt = rl.render(short_prompt(RELU), tok)
-    texts = rl.generate(rl.replace(cfg, group_size=4, max_new_tokens=120), model, tok, [prompt], seed=0)[0]["texts"]
+    texts = engine.generate(rl.replace(cfg, group_size=4, max_new_tokens=120), model, tok, [prompt], seed=0)[0]["texts"]
     assert texts == [CLAMP] * 4, texts
     return Path(cfg.out)
 
@@ -268,11 +271,11 @@ def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
     wins = [s for s, r in zip(rl.flat_samples(seen["rollouts"]), results) if r.status == "ok"]
     assert len(trained) == len(wins) == 2  # the failures were not trained on
     assert all(torch.equal(p, q) and torch.equal(c, d) for (p, c, _), (q, d, _) in zip(trained, wins))
-    [log] = rl.read_jsonl(out / "log.jsonl")
+    [log] = runs.read_jsonl(out / "log.jsonl")
     assert log["kept"] == 2 and log["pass_rate"] == 0.5 and log["updated"] and log["tokens"] > 2 * 90
     before, after = weights(relu_writer), weights(out)
     assert any(not torch.equal(before[k], after[k]) for k in before)  # it trained
-    gained = [e for e in rl.read_jsonl(out / "exemplars.jsonl") if not e["meta"].get("reference")]
+    gained = [e for e in runs.read_jsonl(out / "exemplars.jsonl") if not e["meta"].get("reference")]
     assert [(e["task"], e["code"], e["step"]) for e in gained] == [("cpu/relu", CLAMP.strip(), 1)]
     # correctness in 1-2 timed rounds; the success is timed again with the normal budget before it is a score
     (_, checked, _), (again, opts, timed) = seen["many"]
@@ -289,7 +292,7 @@ def test_ssl_rounds_of_ssl_tasks_sample_the_tasks_drawn_for_them(relu_writer, tm
     cfg = rl.run(rl.parse_config(["--stage", "ssl", "--init-from", str(relu_writer), "--task", "cpu/relu,cpu/add_mul",
                                   "--group-size", "2", "--ssl-rounds", "3", "--ssl-tasks", "1", "--max-new-tokens",
                                   "120", "--eval-time-budget", "0", "--device", "cpu", "--out", str(tmp_path / "run")]))
-    logs = rl.read_jsonl(tmp_path / "run" / "log.jsonl")
+    logs = runs.read_jsonl(tmp_path / "run" / "log.jsonl")
     drawn = [[name for name, _ in rl.pick_tasks(rl.replace(cfg, tasks_per_step=1), rl.load_tasks(cfg), r)]
              for r in (1, 2, 3)]
     assert [rec["tasks"] for rec in logs] == drawn and all(sum(rec["status"].values()) == 2 for rec in logs)
@@ -305,7 +308,7 @@ def test_ssl_resume_is_exact(relu_writer, tmp_path):
     rl.run(rl.parse_config(flags + ["--ssl-rounds", "1", "--out", str(resumed)]))
     rl.run(rl.parse_config(["--resume", "--out", str(resumed), "--ssl-rounds", "2"]))
     timed = {"best_speedup", "per_task"} | TIMING
-    a, b = ([{k: v for k, v in r.items() if k not in timed} for r in rl.read_jsonl(d / "log.jsonl")]
+    a, b = ([{k: v for k, v in r.items() if k not in timed} for r in runs.read_jsonl(d / "log.jsonl")]
             for d in (straight, resumed))
     assert [r["step"] for r in b] == [1, 2] and a == b and all(r["kept"] == 2 and r["updated"] for r in b)
     assert same_checkpoints(straight, resumed)[1]["step"] == 2
@@ -319,11 +322,11 @@ def test_collect_resume_starts_over(relu_writer, tmp_path):
              "--collect-attempts", "2", "--collect-successes", "1", "--group-size", "2", "--max-new-tokens", "120",
              "--eval-time-budget", "0", "--device", "cpu"]
     rl.run(rl.parse_config(flags + ["--out", str(out)]))
-    first = [(r["task"], r["code"], r["result"]["status"]) for r in rl.read_jsonl(out / "collected.jsonl")]
+    first = [(r["task"], r["code"], r["result"]["status"]) for r in runs.read_jsonl(out / "collected.jsonl")]
     rl.run(rl.parse_config(["--resume", "--out", str(out)]))
-    again = [(r["task"], r["code"], r["result"]["status"]) for r in rl.read_jsonl(out / "collected.jsonl")]
+    again = [(r["task"], r["code"], r["result"]["status"]) for r in runs.read_jsonl(out / "collected.jsonl")]
     assert again == first and [t for t, _, _ in first] == ["cpu/relu"] + ["cpu/add_mul"] * 2
-    assert [(r["task"], r["attempts"], r["successes"]) for r in rl.read_jsonl(out / "log.jsonl")] == [
+    assert [(r["task"], r["attempts"], r["successes"]) for r in runs.read_jsonl(out / "log.jsonl")] == [
         ("cpu/relu", 1, 1), ("cpu/add_mul", 2, 0)]
 
 
@@ -346,8 +349,8 @@ def test_init_from_carries_weights_optimizer_and_database(ssl_round, tmp_path):
         assert all(torch.equal(st[m], o_after["state"][k][m]) for m in ("step", "exp_avg", "exp_avg_sq"))
     lrs = {g["lr"] for g in o_before["param_groups"]}, {g["lr"] for g in o_after["param_groups"]}
     assert lrs[1] == {cfg.lr} and lrs[0] != lrs[1]
-    won = [(e["task"], e["code"]) for e in rl.read_jsonl(ssl_out / "exemplars.jsonl") if e["step"] == 1]
-    carried = [(e["task"], e["code"]) for e in rl.read_jsonl(out / "exemplars.jsonl")]
+    won = [(e["task"], e["code"]) for e in runs.read_jsonl(ssl_out / "exemplars.jsonl") if e["step"] == 1]
+    carried = [(e["task"], e["code"]) for e in runs.read_jsonl(out / "exemplars.jsonl")]
     assert won and set(won) <= set(carried)
 
 
@@ -356,7 +359,7 @@ def test_resume_before_the_first_checkpoint_keeps_init_froms_moments(tmp_path):
     restore: it must start from --init-from's AdamW moments as a fresh run does, not from a new AdamW."""
     init = tmp_path / "init"
     init.mkdir()
-    model, _ = rl.tiny_policy(0)
+    model, _ = engine.tiny_policy(0)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model(input_ids=torch.arange(8)[None], labels=torch.arange(8)[None]).loss.backward()
     opt.step()
@@ -382,18 +385,18 @@ def test_collect_stops_after_m_successes_then_sft_reads_it(relu_writer, tmp_path
                             "--collect-attempts", "3", "--collect-successes", "2", "--group-size", "4",
                             "--max-new-tokens", "120", "--eval-time-budget", "0", "--device", "cpu",
                             "--out", str(out)]))
-    recs = rl.read_jsonl(out / "collected.jsonl")
+    recs = runs.read_jsonl(out / "collected.jsonl")
     assert [(r["task"], r["result"]["status"] == "ok") for r in recs] == [("cpu/relu", True)] * 2 + [
         ("cpu/add_mul", False)] * 3, [r["result"]["reason"] for r in recs]
     assert all(set(r) == {"task", "ref_code", "prompt", "completion", "code", "result"} for r in recs)
     assert recs[0]["ref_code"] == RELU and recs[0]["code"] == CLAMP.strip() and recs[0]["result"]["speedup"] > 0
-    log = rl.read_jsonl(out / "log.jsonl")
+    log = runs.read_jsonl(out / "log.jsonl")
     assert [(r["task"], r["attempts"], r["successes"]) for r in log] == [("cpu/relu", 2, 2), ("cpu/add_mul", 3, 0)]
 
     cfg = rl.parse_config(TINY + ["--stage", "sft", "--data", str(out / "collected.jsonl"), "--steps", "1",
                                   "--task", "cpu/relu", "--out", str(tmp_path / "sft")])
     assert rl.sft_records(cfg)[1] == recs[:2]
     rl.run(cfg)
-    [stored] = [e for e in rl.read_jsonl(tmp_path / "sft" / "exemplars.jsonl") if not e["meta"].get("reference")]
+    [stored] = [e for e in runs.read_jsonl(tmp_path / "sft" / "exemplars.jsonl") if not e["meta"].get("reference")]
     assert (stored["task"], stored["code"], stored["score"]) == ("cpu/relu", CLAMP.strip(),
                                                                  recs[0]["result"]["speedup"])

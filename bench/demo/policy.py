@@ -21,7 +21,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root, for rl.py
+import engine  # noqa: E402
 import rl  # noqa: E402
+import runs  # noqa: E402
 from cudal1 import ExemplarDB  # noqa: E402
 
 # ---------------------------------------------------------------------------- export
@@ -63,7 +65,7 @@ def report(run):
     """Markdown: one row per RL step (reward, pass rate, mean speedups, each task's mean speedup), then the best."""
     run = Path(run)
     cfg = json.loads((run / "config.json").read_text())
-    recs = [dict(r, group_size=cfg["group_size"]) for r in rl.read_jsonl(run / "log.jsonl")]
+    recs = [dict(r, group_size=cfg["group_size"]) for r in runs.read_jsonl(run / "log.jsonl")]
     tasks = sorted({name for r in recs for name in r["per_task"]})
     short = [t.split("/")[-1] for t in tasks]
     rows = ["| step | mean reward | pass | failed | speedup (pooled) | speedup (task mean) | "
@@ -107,7 +109,7 @@ def exemplar_db(cfg, path, tasks):
     db = ExemplarDB()
     for name, ref in tasks:
         db.seed_reference(name, ref)
-    rl.add_measured(cfg, db, rl.read_jsonl(path))
+    rl.add_measured(cfg, db, runs.read_jsonl(path))
     return db
 
 
@@ -120,12 +122,12 @@ def compare(cfg, policies, n, exemplars=None):
     db = exemplar_db(cfg, exemplars, tasks) if exemplars else None
     for policy in policies:
         c = rl.replace(cfg, init_from=str(policy), group_size=n, contrastive=db is not None)
-        model, tok = rl.initial_policy(c)
+        model, tok = engine.initial_policy(c)
         prompts = rl.build_prompts(c, db, tasks, PAIRED_STEP, tok)
         rollouts += rl.generate_all(c, model, tok, tasks, prompts, PAIRED_STEP)
     results = rl.evaluate_all(cfg, tasks * len(policies), rollouts)  # (policy, task, sample) order
     m = len(tasks) * n
-    return [pooled([{"per_task": rl.task_stats(tasks, results[k * m:(k + 1) * m])}], n) for k in range(len(policies))]
+    return [pooled([{"per_task": runs.task_stats(tasks, results[k * m:(k + 1) * m])}], n) for k in range(len(policies))]
 
 
 def compare_table(policies, stats):
@@ -147,7 +149,7 @@ def main():
     sub = p.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("export", help="weights-only copy of a stage's run folder")
     e.add_argument("run")
-    e.add_argument("dest", nargs="?", default=str(rl.DEMO_POLICY))
+    e.add_argument("dest", nargs="?", default=str(runs.DEMO_POLICY))
     r = sub.add_parser("report", help="markdown table of an RL run's log.jsonl and best/")
     r.add_argument("run")
     c = sub.add_parser("compare", help="the same prompts and seeds through each policy, every sample evaluated")

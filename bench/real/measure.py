@@ -53,7 +53,10 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+import cudal1  # noqa: E402
+import engine  # noqa: E402
 import rl  # noqa: E402
+import runs  # noqa: E402
 from evaluator import Result  # noqa: E402
 
 PAIRED_STEP = 10**6  # the seeds of a step no run reaches (check_fresh_seeds): training never drew them
@@ -74,7 +77,7 @@ def split_stats(tasks, results, group_size):
         best.append(max([r.speedup for r in mine], default=1.0))
         faster.append([r for r in mine if r.speedup > 1.0])
     return dict(samples=n, ok=sum(r.status == "ok" for r in results) / n,
-                copies=sum(map(rl.is_copy, results)) / n, faster=sum(map(len, faster)) / n,
+                copies=sum(map(cudal1.is_copy, results)) / n, faster=sum(map(len, faster)) / n,
                 fast_1=sum(bool(f) for f in faster) / len(tasks),
                 geomean_best=math.exp(sum(math.log(b) for b in best) / len(best)),
                 custom_kernel=sum(r.speedup_kind == "custom_kernel" for f in faster for r in f))
@@ -214,7 +217,7 @@ def check_fresh_seeds(folder):
     while folder and (Path(folder) / "config.json").exists() and Path(folder).resolve() not in seen:
         seen.add(Path(folder).resolve())
         c = json.loads((Path(folder) / "config.json").read_text())
-        steps = [r.get("step", 0) for r in rl.read_jsonl(Path(folder) / "log.jsonl")]
+        steps = [r.get("step", 0) for r in runs.read_jsonl(Path(folder) / "log.jsonl")]
         if max(steps + [c.get("steps", 0), c.get("ssl_rounds", 0)]) >= PAIRED_STEP:
             raise SystemExit(f"{folder}: its steps reach {PAIRED_STEP}, whose seeds the protocol's samples use")
         folder = c.get("init_from")
@@ -225,7 +228,7 @@ def policy_config(cfg, folder):
     if folder is None:
         return replace(cfg, init_from="")
     earlier = json.loads((Path(folder) / "config.json").read_text())
-    return rl.inherit_lora(replace(cfg, init_from=str(folder)), earlier, given=set())
+    return runs.inherit_lora(replace(cfg, init_from=str(folder)), earlier, given=set())
 
 
 def measure(cfg, folder, splits, work, samples=SAMPLES, stop_after=0.0, baselines=None):
@@ -250,12 +253,12 @@ def measure(cfg, folder, splits, work, samples=SAMPLES, stop_after=0.0, baseline
             return None
         start = time.time()
         if model is None:
-            model, tok = rl.initial_policy(c)
+            model, tok = engine.initial_policy(c)
         rollouts = rl.generate_all(c, model, tok, ch, rl.build_prompts(c, None, ch, PAIRED_STEP, tok), PAIRED_STEP)
         texts.update(keep(work, "samples.jsonl", c, {name: r["texts"] for (name, _), r in zip(ch, rollouts)}))
         longest = max(longest, time.time() - start)
     del model
-    rl.DECODERS.clear()  # (--gen-cache graphs holds the model there)
+    engine.DECODERS.clear()  # (--gen-cache graphs holds the model there)
     todo = [(name, ref) for name, ref in tasks if name not in results]
     if todo:
         settled = evaluate(c, todo, [dict(codes=[rl.extract_code(t).code for t in texts[name]]) for name, _ in todo],
@@ -307,7 +310,7 @@ def kept(work, file, cfg, key=lambda rec: rec["task"]):
     """{key: items} of the records kept in work/file (key: a task's samples' texts or results, or a (task, code)'s
     first result); a record of another measurement is a one-line error."""
     path, out = Path(work) / file, {}
-    for rec in rl.read_jsonl(path):
+    for rec in runs.read_jsonl(path):
         if rec["setup"] != setup_of(cfg):
             raise SystemExit(f"{path} holds another measurement ({rec['setup']}): give another --work folder")
         out[key(rec)] = rec["items"]
@@ -319,7 +322,7 @@ def keep(work, file, cfg, items, record=lambda task, v: dict(task=task, items=v)
     path = Path(work) / file
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists() and (text := path.read_bytes()) and not text.endswith(b"\n"):
-        path.write_bytes(text[:text.rfind(b"\n") + 1])  # a line torn by a kill: rl.read_jsonl drops it too
+        path.write_bytes(text[:text.rfind(b"\n") + 1])  # a line torn by a kill: runs.read_jsonl drops it too
     with open(path, "a") as f:
         for key, v in items.items():
             f.write(json.dumps(dict(record(key, v), setup=setup_of(cfg))) + "\n")
@@ -355,7 +358,7 @@ def merge(path, label, cfg, splits, stats, command):
                    commands=old.get("commands", []) + [command], date=time.strftime("%Y-%m-%d"), commit=commit())
     add_tests(summary)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    rl.save_json(path, summary)
+    runs.save_json(path, summary)
     return summary
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 import rl  # noqa: E402
+import runs  # noqa: E402
 
 MODELS = Path("~/.cache/cudal1/models").expanduser()
 
@@ -66,7 +67,7 @@ def main(argv=None):
     a = p.parse_args(argv)
     count, how = token_counter(a.gguf)
     split = json.loads((HERE / "split.json").read_text())
-    rows = select(split["train"], variants(rl.read_jsonl(a.data), count), a.cap, a.min_spread, a.above)
+    rows = select(split["train"], variants(runs.read_jsonl(a.data), count), a.cap, a.min_spread, a.above)
     print(f"tokens: {how}; cap {a.cap}; in: spread >= {a.min_spread}x and a variant above {a.above}x within the cap\n")
     print("| task | in | fastest / slowest | fastest within the cap (x, tokens) | above 1.02x beyond the cap |")
     print("|---|---|---|---|---|")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1]), str(HERE)]
+import runs  # noqa: E402
 import rl  # noqa: E402  (its rl.extract_code: the code of a reply, as measure.py evaluated it)
 ORDER = ("base", "sft", "ssl", "sftc", "start", "rl_contrastive", "rl_plain")  # the stages' order; other labels follow
 ARMS = {"rl_contrastive": HERE / "ckpt" / "rl_contrastive", "rl_plain": HERE / "ckpt" / "rl_no-contrastive"}
@@ -105,7 +106,7 @@ def arm_steps(arms=ARMS):
     """{arm: {"step", "pass_rate", "mean_reward", "best_speedup", *DIAGNOSTIC: [one per step]}} from each arm folder's
     log.jsonl (arms with none left out). best_speedup: the geomean over the run's tasks of the best so far (it starts
     at what the --init-from database carried, the same for both arms); a diagnostic key an older log lacks is None."""
-    logs = {arm: rl.read_jsonl(Path(folder) / "log.jsonl") for arm, folder in arms.items()}  # none: []
+    logs = {arm: runs.read_jsonl(Path(folder) / "log.jsonl") for arm, folder in arms.items()}  # none: []
     return {arm: {"step": [r["step"] for r in recs], "pass_rate": [r["pass_rate"] for r in recs],
                   "mean_reward": [r["mean_reward"] for r in recs],
                   "best_speedup": [geomean(list(r.get("best_speedup", {}).values())) for r in recs],
@@ -150,7 +151,7 @@ def best_kernels(work, out):
         path = Path(work) / name
         if not path.exists():
             raise SystemExit(f"no {path}: measure.py writes it once every sample is evaluated")
-        return {r["task"]: r["items"] for r in rl.read_jsonl(path)}
+        return {r["task"]: r["items"] for r in runs.read_jsonl(path)}
     texts, best = records("samples.jsonl"), {}
     Path(out).mkdir(parents=True, exist_ok=True)
     for task, results in records("results.jsonl").items():

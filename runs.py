@@ -1,0 +1,638 @@
+"""runs.py: a run's plumbing, kept out of the method's way in rl.py: the command line's help, the policy when --model is
+not given (the hub, bench/fetch_model.py's copy, the demo policy), the run folder's files (log.jsonl, samples.jsonl,
+progress.png, ckpt.pt), Ctrl-C and resume, and the plan and table of --stage all's chain.
+
+`cfg` is rl.Config. Rank 0 alone writes files under torchrun (engine.is_main).
+"""
+import importlib.util
+import inspect
+import json
+import math
+import os
+import pickle
+import random
+import re
+import signal
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import cudal1
+import engine
+import evaluator
+
+# ---------------------------------------------------------------------------- files
+
+
+class ConfigError(ValueError):
+    """A config value of the wrong type or out of range, or a file it names that cannot be used as it is."""
+
+
+def save_json(path, obj):
+    """Write JSON atomically (tmp file + os.replace)."""
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def read_jsonl(path, torn=None):
+    """Records of a JSONL file; a torn last line (crash mid-write) is dropped (and appended to the list torn, when
+    given), a corrupt line amid valid ones is a ConfigError (dropping it, or everything after it, would lose records
+    without a word)."""
+    lines = Path(path).read_text().splitlines() if Path(path).exists() else []
+    recs = []
+    for i, line in enumerate(lines):
+        try:
+            recs.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            if any(rest.strip() for rest in lines[i + 1:]):
+                raise ConfigError(f"{path}:{i + 1}: not a JSON record, amid valid ones ({e.msg}): repair or delete "
+                                  "that line, then try again") from None
+            if torn is not None and line.strip():
+                torn.append(line)
+            break
+    return recs
+
+# ---------------------------------------------------------------------------- the command line
+
+
+def field_comments(config_class):
+    """{field: its one-line comment} read from the config class's source, so --help shows the same words."""
+    return dict(re.findall(r"^    (\w+): [^#\n]*#\s*(.*)$", inspect.getsource(config_class), re.M))
+
+
+GROUPS = {  # --help's sections, in this order; a field in none is listed under "other"
+    "run": "task tasks_dir steps device out resume seed tasks_per_step ckpt_every",
+    "model": "model lora_rank lora_alpha lora_targets",
+    "sampling": "group_size gen_batch gen_cache temperature top_p max_new_tokens contrastive n_exemplars bucket_width "
+                "tau exemplar_mode exemplar_max_chars",
+    "reward": "fail_reward copy_reward log_speedup round_to_one recheck_above reward_normalize reward_clip",
+    "GRPO and AdamW": "std_normalize adv_std_floor loss_variant lr weight_decay beta eps_low eps_high mu minibatches "
+                      "grad_accum recompute max_grad_norm optimizer_state warmup_steps update",
+    "evaluation": "eval_timeout eval_build_timeout eval_time_budget eval_precision eval_tol eval_jobs",
+    "stages": "stage init_from collect_attempts collect_successes data sft_batch sft_min_speedup sft_contrastive "
+              "ssl_rounds ssl_tasks ssl_check_rounds sft_steps sftc_steps",
+}
+
+
+EXAMPLES = """examples:
+  OMP_NUM_THREADS=1 python rl.py --task all --steps 8       # no GPU: the demo policy on tasks/cpu
+  python rl.py --task all --out runs/chain                  # a GPU: sft -> ssl -> sftc -> rl, Qwen2.5-Coder-1.5B
+  python rl.py --tasks-dir KernelBench/KernelBench/level1 --task '1*' --device cuda  # KernelBench's own tasks
+  python rl.py --resume --out runs/DIR --steps 300          # go on to step 300 (config.json keeps the new target)
+  python rl.py --stage collect --task all --out runs/s1     # stage 1's data; then --stage sft --data runs/s1/...
+  python rl.py --model tiny --task cpu/relu --steps 2 --max-new-tokens 32   # a random model: a smoke test"""
+
+
+def here_defaults():
+    """{field: value} that a run without --model takes on this machine where the default does not apply: the demo
+    policy's on a machine without a GPU (fallback_to_demo). On a GPU it depends on the hub, which --help leaves alone."""
+    if torch.cuda.is_available():
+        return {}
+    demo = json.loads((DEMO_POLICY / "flags.json").read_text())
+    return dict(model="tiny", init_from=os.path.relpath(DEMO_POLICY), device="cpu", task="cpu/*", **demo)
+
+# ---------------------------------------------------------------------------- the policy when --model is not given: the hub, an offline copy, the demo
+
+
+DEFAULT_MODEL = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+
+
+FETCHED = Path.home() / ".cache" / "cudal1" / "models"  # bench/fetch_model.py's offline GGUFs, the preferred first:
+
+
+OFFLINE_MODELS = ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+
+
+DEMO_POLICY = Path(__file__).resolve().parent / "bench" / "demo" / "policy"  # tiny after sft + ssl (bench/demo)
+
+
+def choose_policy(cfg, given):
+    """The policy when --model is not given, in one place, saying in one line why whenever it is not the default:
+
+        GPU, hub reachable or the model in its cache   DEFAULT_MODEL from the hub
+        GPU, no hub, bench/fetch_model.py's copy       that GGUF (the 1.5B first)
+        GPU, no hub, no copy                           the demo policy (fallback_to_demo), with how to fetch a copy
+        CPU (no GPU, or --device cpu)                  the demo policy
+    and in run(): a default that fails to load falls back to the demo policy too."""
+    if cfg.device == "cpu":
+        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU", given)
+    if engine.hub_reachable() or engine.hub_cached(DEFAULT_MODEL):  # asked at once, not after the hub client's retries
+        return replace(cfg, model=DEFAULT_MODEL)
+    local = next((FETCHED / f for f in OFFLINE_MODELS if (FETCHED / f).is_file()), None)
+    if local:
+        print(f"cudal1: no network to the model hub: the policy is {local} (bench/fetch_model.py's copy)")
+        return replace(cfg, model=str(local))
+    return fallback_to_demo(cfg, "no network to the model hub, no offline copy (bench/fetch_model.py qwen-1.5b)", given)
+
+
+def fallback_to_demo(cfg, why, given):
+    """Say in one line why the default model is not used, and run the shipped demo policy (the tiny model after
+    sft + ssl on bench/demo/stage1.jsonl: weights and exemplars as --init-from) on the CPU tasks instead, with the
+    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field not in given (the flags set on purpose;
+    the config lines after it show them). --task all becomes the CPU tasks, unless --tasks-dir names other tasks.
+    --stage sft falls back too (collect's default policy, whose data sft trains on), and says so."""
+    task = "cpu/*" if cfg.task == "all" and "tasks_dir" not in given else cfg.task
+    flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items() if k not in given}
+    what = f"--stage sft trains it on --data {cfg.data}" if cfg.stage == "sft" else f"--task {task}"
+    if cfg.stage != "sft":
+        evaluator.find_tasks(task, cfg.tasks_dir)  # a bad --task is said alone, not after this line
+    print(f"cudal1: {why}: demo policy bench/demo/policy (+{len(flags)} flags) on cpu, {what}")
+    return replace(cfg, model="tiny", init_from=str(DEMO_POLICY), device="cpu", task=task, **flags)
+
+
+def inherit_lora(cfg, earlier, given):
+    """An --init-from folder trained with LoRA holds adapters only: this run keeps training them, at their rank,
+    alpha and targets (taken from its config.json unless given; another rank cannot load them). From full weights,
+    any rank."""
+    rank = earlier.get("lora_rank", 0)
+    if not rank:
+        return cfg
+    if "lora_rank" in given and cfg.lora_rank != rank:
+        raise ConfigError(f"--init-from {cfg.init_from} holds LoRA adapters of rank {rank}: run with --lora-rank "
+                          f"{rank} (they cannot load at rank {cfg.lora_rank})")
+    return replace(cfg, lora_rank=rank, **{k: earlier[k] for k in ("lora_alpha", "lora_targets")
+                                           if k not in given and k in earlier})
+
+
+OBJECTIVES = {"collect": "likelihood", "sft": "likelihood", "ssl": "likelihood", "rl": "policy gradient"}
+
+
+def resolve_optimizer_state(cfg):
+    """optimizer_state 'auto' decided, so that config.json says what happened: AdamW's moments carry over from
+    --init-from ('keep') when its stage trained the same objective as this one (OBJECTIVES), else AdamW starts
+    'fresh'; with no --init-from, 'fresh'. Why: within one objective the moments are the step sizes the weights were
+    trained with; across objectives the first moment points the old objective's way (bench/RESULTS.md)."""
+    if not cfg.init_from:
+        return replace(cfg, optimizer_state="fresh") if cfg.optimizer_state == "auto" else cfg
+    if cfg.optimizer_state != "auto":
+        return cfg
+    path = Path(cfg.init_from) / "config.json"
+    earlier = json.loads(path.read_text()).get("stage") if path.is_file() else None
+    same = earlier is None or OBJECTIVES.get(earlier) == OBJECTIVES[cfg.stage]  # (no stage known: as before)
+    return replace(cfg, optimizer_state="keep" if same else "fresh")
+
+
+def continue_optimizer(cfg, opt):
+    """With --init-from and optimizer_state 'keep': AdamW's moments from its checkpoint (when it kept them;
+    bench/demo/policy keeps weights only), at this run's lr and weight decay; returns whether they were loaded.
+    A fresh AdamW's first step moves every weight by lr whatever its gradient (bench/RESULTS.md on the demo)."""
+    # mmap: only the moments are read (initial_policy read the weights); load_state_dict moves them to the weights'
+    state = torch.load(Path(cfg.init_from) / "ckpt.pt", map_location="cpu", mmap=True, weights_only=False)  # ours
+    if "optim" in state and len(state["optim"]["param_groups"][0]["params"]) == len(opt.param_groups[0]["params"]):
+        opt.load_state_dict(state["optim"])  # (fresh adapters on an earlier stage's full weights start afresh)
+        for group in opt.param_groups:
+            group.update(lr=cfg.lr, weight_decay=cfg.weight_decay)
+        return True
+    return False
+
+# ---------------------------------------------------------------------------- the log: log.jsonl, samples.jsonl, the step's line
+
+
+def task_stats(batch, results):
+    """{task: {"pass": share of its G samples that are successes (ok, not a copy), "copies": how many are copies of
+    the reference, "mean_speedup": the successes' mean measured speedup or None}}."""
+    G, out = len(results) // len(batch), {}
+    for i, (name, _) in enumerate(batch):
+        mine = results[i * G:(i + 1) * G]
+        ok = [r.speedup for r in mine if cudal1.is_success(r) and r.speedup is not None]
+        out[name] = {"pass": len(ok) / G, "copies": sum(map(cudal1.is_copy, mine)),
+                     "mean_speedup": float(np.mean(ok)) if ok else None}
+    return out
+
+
+def append_log(cfg, rec):
+    """One record as a line of OUT/log.jsonl (rank 0 writes it)."""
+    if not engine.is_main():
+        return
+    with open(Path(cfg.out) / "log.jsonl", "a") as f:
+        f.write(json.dumps(rec) + "\n")
+
+
+def append_samples(cfg, step, batch, rollouts, results):
+    """Every sample of the step as a line of OUT/samples.jsonl (rank 0): its task, the reply, its status, speedup,
+    speedup kind and the first 300 characters of the reason, so that what the policy wrote, and why it failed,
+    can be read after the run (the log holds counts only). ~3 KB a sample of 1,000 tokens."""
+    if not engine.is_main() or not results:
+        return
+    texts = [t for r in rollouts for t in r["texts"]]  # (B*G) order, as results
+    G = len(texts) // len(batch)
+    with open(Path(cfg.out) / "samples.jsonl", "a") as f:
+        for i, (text, res) in enumerate(zip(texts, results)):
+            f.write(json.dumps(dict(step=step, task=batch[i // G][0], status=res.status, speedup=res.speedup,
+                                    kind=res.speedup_kind, copy=cudal1.is_copy(res), reason=res.reason[:300],
+                                    reply=text)) + "\n")
+
+
+def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phases=None):
+    """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
+    clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update; phases: the
+    evaluator's build_s, evaluate_s, build_wait_s, builds, build_failed and compiled (evaluate_many). The line ends with
+    where the step's time went: generation (and its tokens per second, every sample's tokens up to its eos), the
+    builds (on a GPU they run alongside the evaluations: the part the GPU waited for), the evaluation, the update.
+
+    mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
+    (status ok, not a copy of the reference; with a toy reward_fn: the share of positive rewards); copies is the
+    number of samples that are the reference renamed; best_speedup is each task's best combined score so far and
+    best_step the step that found it (0: carried from --init-from); per_task is task_stats of this step's samples.
+    """
+    t0, t1, t2, t3 = clock
+    gen_tokens = sum(int(k.sum()) for r in rollouts for k in r["mask"])
+    times = dict(gen_s=t1 - t0, gen_tokens=gen_tokens, gen_tok_s=gen_tokens / max(t1 - t0, 1e-9), eval_s=t2 - t1,
+                 **(phases or {}), update_s=t3 - t2, step_s=time.perf_counter() - t0)
+    n_ok = sum(map(cudal1.is_success, results)) if results else int((raw > 0).sum())
+    tokens = gen_tokens / sum(len(r["mask"]) for r in rollouts)
+    rec = dict(step=step, tasks=[name for name, _ in batch], mean_reward=float(raw.mean()),
+               max_reward=float(raw.max()), pass_rate=n_ok / len(raw), copies=sum(map(cudal1.is_copy, results)),
+               best_speedup={name: b[0] for name, b in sorted(best.items())},
+               best_step={name: b[2] for name, b in sorted(best.items())},
+               per_task=task_stats(batch, results) if results else {},
+               status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
+    append_log(cfg, rec)
+    append_samples(cfg, step, batch, rollouts, results)
+    speedup, _, found = max(best.values(), key=lambda b: b[0]) if best else (None, None, None)
+    top = f"{speedup:.2f}x{' from --init-from' * (found == 0)}" if best else "-"  # step 0: the earlier stage's code
+    built = (f" (builds {times['build_s']:.1f} s, {times['build_wait_s']:.1f} s of it waited for: {times['builds']}, "
+             f"{times['compiled']} compiled, {times['build_failed']} failed, the rest cached)" if times.get("builds")
+             else "")
+    groups = (f" | signal {rec['groups_signal']}/{rec['groups']}"
+              + (f" ({rec['groups_speed']} by speed)" if rec.get("groups_speed") is not None else "")
+              + f", {rec['groups_flat']} flat" if "groups" in rec else "")
+    print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%}{groups} | best {top} | "
+          f"{times['step_s']:.1f} s/step: generate {times['gen_s']:.1f} s ({times['gen_tok_s']:,.0f} tok/s), "
+          f"evaluate {times['eval_s']:.1f} s{built}, update {times['update_s']:.1f} s", flush=True)
+    return rec
+
+# ---------------------------------------------------------------------------- progress.png
+
+
+PLOT_EVERY_S = 10.0  # between checkpoints, progress.png is redrawn after a step at most this often (~0.5 s a plot)
+
+
+def found_best(rec):
+    """A log record's best speedup over its tasks, of codes this run found (not those --init-from carried, step 0:
+    with them the curve is the earlier stage's best from step 1 on); NaN while there is none."""
+    return best_found(rec)[0]
+
+
+def best_found(rec):
+    """(found_best(rec), the task it is of), or (NaN, '')."""
+    found = rec.get("best_step", {})  # (older logs lack it: every best counts)
+    return max(((v, k) for k, v in rec["best_speedup"].items() if found.get(k, 1) > 0), default=(float("nan"), ""))
+
+
+def progress_figure(recs, title=""):
+    """The figure of progress.png from log records, 2x2 panels: mean reward, pass rate, the best speedup this run
+    found (its task named) and each task's mean speedup of its correct samples, a marker at each step that sampled
+    it (speedups against a dashed line at 1.0x, the reference); an sft run: its loss. A panel with nothing to draw
+    says so. title: the run's name and step, above the panels."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+    steps = [r["step"] for r in recs]
+    nan = float("nan")
+    if "mean_reward" not in recs[0]:  # an sft run logs a loss per step
+        panels = [("sft loss", "loss (mean per completion token)", {"": (steps, [r["loss"] for r in recs])})]
+    else:
+        per_task = {}  # task -> ([step it was sampled at], [mean speedup of its correct samples there, or NaN])
+        for r in recs:
+            for name, t in r.get("per_task", {}).items():
+                xs, ys = per_task.setdefault(name, ([], []))
+                xs.append(r["step"])
+                ys.append(nan if t["mean_speedup"] is None else t["mean_speedup"])
+        speedup, task = best_found(recs[-1])
+        named = f": {speedup:.2f}x, {task}" if task else ""
+        panels = [("mean reward", "reward (mean of the step's samples)",
+                   {"": (steps, [r["mean_reward"] for r in recs])}),
+                  ("pass rate", "correct samples (%)", {"": (steps, [100 * r["pass_rate"] for r in recs])}),
+                  (f"best speedup found in this run{named}", "speedup (x, vs the reference)",
+                   {"": (steps, [found_best(r) for r in recs])}),
+                  ("mean speedup of correct samples", "speedup (x, log scale)", per_task)]
+    rows, cols = (2, 2) if len(panels) > 1 else (1, 1)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols + 1.6, 4.0 * rows + 0.4), layout="constrained",
+                             squeeze=False)
+    fig.suptitle(title, fontsize=13)
+    for ax, (name, ylabel, lines) in zip(axes.flat, panels):
+        drawn = {label: (xs, ys) for label, (xs, ys) in sorted(lines.items()) if any(math.isfinite(y) for y in ys)}
+        for label, (xs, ys) in drawn.items():
+            many = len(lines) > 1  # per task: markers alone, no line across the steps that did not sample it
+            ax.plot(xs, ys, marker="o" if many or len(xs) < 30 else None, markersize=5 if many else 4,
+                    linestyle="none" if many else "-", label=label or None)
+        if "speedup" in name:
+            ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)  # the reference's speed
+        ax.set_title(name, fontsize=11)
+        ax.set(xlabel="step", ylabel=ylabel)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # steps are whole numbers
+        ax.set_xlim(min(steps) - 0.5, max(steps) + 0.5)
+        if not drawn:
+            ax.text(0.5, 0.5, "no correct samples yet" if "speedup" in name else "nothing logged yet",
+                    transform=ax.transAxes, ha="center", va="center", fontsize=12, color="gray")
+            ax.set_yticks([])
+        elif len(lines) > 1:
+            ax.set_yscale("log")
+            ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))  # 0.5x 1x 2x 5x: labelled within a decade too
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))  # not 10^0
+            ax.yaxis.set_minor_formatter(NullFormatter())
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)  # beside the panel
+    return fig
+
+
+def save_plot(cfg, force=True):
+    """OUT/progress.png from the log, titled with the run's folder and step; skipped without matplotlib and, unless
+    forced, when drawn less than PLOT_EVERY_S ago."""
+    png = Path(cfg.out) / "progress.png"
+    if importlib.util.find_spec("matplotlib") is None or (
+            not force and png.exists() and time.time() - png.stat().st_mtime < PLOT_EVERY_S):
+        return
+    recs = read_jsonl(Path(cfg.out) / "log.jsonl")
+    if recs:
+        import matplotlib.pyplot as plt
+        last = cfg.ssl_rounds if cfg.stage == "ssl" else cfg.steps
+        fig = progress_figure(recs, f"{Path(cfg.out).name}: {cfg.stage}, step {recs[-1]['step']} of {last}")
+        fig.savefig(png, dpi=100)
+        plt.close(fig)
+
+# ---------------------------------------------------------------------------- checkpoints, Ctrl-C, resume
+
+
+STOPS = (signal.SIGINT, signal.SIGTERM)  # Ctrl-C, and what `timeout`, `kill` and batch schedulers send
+
+
+@contextmanager
+def finishing_step():
+    """Hold Ctrl-C (and SIGTERM) back while a step changes the weights, the database, the log and the checkpoint;
+    raise it after. An interrupt then lands in generate or evaluate, never half-way through an update: the weights
+    are always those of the last logged step, which is what run() checkpoints on Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread handles signals
+        yield
+        return
+    held = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in STOPS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if held and callable(previous[held[0]]):
+        previous[held[0]](held[0], None)  # e.g. Python's own for SIGINT: raises KeyboardInterrupt
+    elif held and previous[held[0]] == signal.SIG_DFL:
+        signal.raise_signal(held[0])  # SIGTERM with no handler: the process ends as it would have
+
+
+def stop_as_ctrl_c(signum, frame):
+    """main()'s SIGTERM handler: the run stops as on Ctrl-C (its last finished step checkpointed)."""
+    raise KeyboardInterrupt
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, after the run checkpointed its last finished step; the message says so and how to go on."""
+
+
+def save_checkpoint(cfg, model, opt, step, last):
+    """At every ckpt_every-th step and at the last: OUT/ckpt.pt with weights, optimizer, RNG states, step; written to
+    a tmp file then renamed (never half-written). After every step: progress.png (save_plot). Rank 0 writes them:
+    the ranks' weights are the same."""
+    if not engine.is_main():
+        return
+    due = step == last or bool(cfg.ckpt_every and step % cfg.ckpt_every == 0)
+    if due:
+        state = dict(step=step, model=engine.saved_weights(model), optim=opt.state_dict(),
+                     rng=dict(torch=torch.get_rng_state(), numpy=np.random.get_state(), python=random.getstate(),
+                              cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
+        path = Path(cfg.out) / "ckpt.pt"
+        torch.save(state, str(path) + ".tmp")
+        os.replace(str(path) + ".tmp", path)
+    save_plot(cfg, force=due)
+
+
+def checkpoint_interrupted(cfg, model, opt):
+    """After a Ctrl-C: checkpoint the last logged step (finishing_step keeps the weights in step with the log);
+    returns the one line that says what was kept."""
+    resume = f"python rl.py --resume --out {cfg.out}"
+    if cfg.stage == "collect":
+        return f"interrupted in collect, which keeps no checkpoint: {resume} starts it over"
+    log = read_jsonl(Path(cfg.out) / "log.jsonl") if engine.is_main() else []
+    done = log[-1]["step"] if log else 0
+    if not done:
+        return f"interrupted in step 1, before any step finished: nothing to keep; {resume} starts it"
+    save_checkpoint(cfg, model, opt, done, done)
+    return f"interrupted in step {done + 1}: checkpoint saved at step {done}; {resume} continues from step {done + 1}"
+
+
+RECORDS = ("log.jsonl", "exemplars.jsonl", "collected.jsonl", "samples.jsonl")  # what a resume cuts back
+
+
+def read_checkpoint(cfg, model, opt):
+    """The first half of a resume, which changes nothing in the folder: load OUT/ckpt.pt if there is one (weights,
+    AdamW moments, RNG states) and read the records. A corrupt record amid them or an unreadable ckpt.pt is a
+    ConfigError. Returns (the checkpoint's step, {file: records}, {file: its torn last line})."""
+    out, step, torn = Path(cfg.out), 0, {name: [] for name in RECORDS}
+    records = {name: read_jsonl(out / name, torn[name]) for name in RECORDS}
+    if (out / "ckpt.pt").exists():
+        try:
+            state = torch.load(out / "ckpt.pt", map_location=cfg.device, weights_only=False)  # our own file
+        except (RuntimeError, EOFError, OSError, pickle.UnpicklingError) as e:
+            raise ConfigError(f"{out / 'ckpt.pt'} cannot be read ({type(e).__name__}: {str(e)[:60]}; truncated?): "
+                              "restore it, or delete it to redo the run from step 1") from None
+        engine.load_weights(model, state["model"], out / "ckpt.pt")
+        opt.load_state_dict(state["optim"])
+        for group in opt.param_groups:  # the state holds the run's old lr: the flags given now win
+            group.update(lr=cfg.lr, weight_decay=cfg.weight_decay)
+        torch.set_rng_state(state["rng"]["torch"].cpu())  # map_location moved it to the device
+        np.random.set_state(state["rng"]["numpy"])
+        random.setstate(state["rng"]["python"])
+        if state["rng"]["cuda"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all([r.cpu() for r in state["rng"]["cuda"]])
+        step = state["step"]
+    return step, records, {name: lines[0] for name, lines in torn.items() if lines}
+
+
+def restore(cfg, step, records, torn):
+    """The second half, once every check has passed: cut log, database (and collect's records: collect keeps no
+    checkpoint) back to the checkpoint's step: the steps a crash ran past it are redone, and what they wrote is
+    appended to OUT/redone/, said in one line (a torn last line, too: as OUT/redone/NAME.torn). Under torchrun
+    every rank has loaded the checkpoint, rank 0 alone cuts."""
+    out = Path(cfg.out)
+    if not engine.is_main():
+        return step
+    cut = {name: [r for r in recs if r.get("step", step + 1) > step]  # collected.jsonl's records have no step
+           for name, recs in records.items()}
+    with finishing_step():  # a Ctrl-C here would leave records in neither place
+        if any(cut.values()) or torn:
+            (out / "redone").mkdir(exist_ok=True)
+        for name, line in torn.items():
+            with open(out / "redone" / f"{name}.torn", "a") as f:
+                f.write(line + "\n")
+        for name in [name for name, recs in cut.items() if recs]:
+            with open(out / "redone" / name, "a") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in cut[name]))
+        for name, recs in records.items():
+            if (out / name).exists():  # rewritten also when nothing is cut: a torn last line goes
+                (out / name).write_text("".join(json.dumps(r) + "\n" for r in recs if r.get("step", step + 1) <= step))
+    if any(cut.values()):
+        steps = sorted({r["step"] for r in cut["log.jsonl"]}) or [step + 1]
+        print(f"resume: {f'checkpoint at step {step}' if step else 'no checkpoint yet'}: redoing step"
+              f"{f's {steps[0]}-{steps[-1]}' if len(steps) > 1 else f' {steps[0]}'}; what they wrote first "
+              f"({len(cut['log.jsonl'])} log records, {len(cut['exemplars.jsonl'])} exemplars) is kept in "
+              f"{out / 'redone'}/", flush=True)
+    if torn:
+        print(f"resume: a crash tore the last line of {', '.join(torn)}: it is kept in "
+              f"{', '.join(str(out / 'redone' / f'{name}.torn') for name in torn)}", flush=True)
+    for f in (out / "best").glob("*.py"):  # may hold winners of steps past the checkpoint: open_database rewrites it
+        f.unlink()
+    return step
+
+
+def resume_changes(cfg):
+    """The line a resume says when flags given with it change config.json (they stay for later resumes: a plain
+    --resume after --steps 300 runs to step 300), or ''."""
+    path = Path(cfg.out) / "config.json"
+    saved = json.loads(path.read_text()) if path.is_file() else {}  # (a Config built in Python may have none)
+    changed = [f"{k} {saved[k]!r} -> {v!r}" for k, v in asdict(cfg).items() if k in saved and saved[k] != v and k != "resume"]
+    return f"resume: config.json now holds {', '.join(changed)}: later resumes keep them" if changed else ""
+
+# ---------------------------------------------------------------------------- the chain (--stage all): its plan and its table
+
+
+STAGE1_DATA = DEMO_POLICY.parents[1] / "real" / "stage1.jsonl"  # measured working variants of the 30 training tasks
+
+
+SPLIT = DEMO_POLICY.parents[1] / "real" / "split.json"  # {"train": [30 tasks], "heldout": [13 tasks, never trained]}
+
+
+# seconds per step (ssl: per round; ssl and rl: 8 tasks x 8 samples) of Qwen2.5-Coder-1.5B with the recipe, lowest
+# and highest, as bench/RESULTS.md's entries of these dates and GPUs record them (the plan's time estimates)
+MEASURED_S = {"sft": (0.6, 2.2, "H200, 2026-12-03/04"), "ssl": (104, 196, "H200, 2026-12-04"),
+              "sftc": (2.4, 6.8, "H200, 2026-12-05"), "rl": (120, 233, "H100 and H200, 2026-12-05")}
+
+
+def working_records(recs, min_speedup=0.0):
+    """The records that hold a working candidate: ref_code, completion or code, and no failed result; with
+    min_speedup > 0, only those whose result measured a speedup of at least that."""
+    res = [r.get("result") or {} for r in recs]
+    return [r for r, x in zip(recs, res) if r.get("ref_code") and (r.get("completion") or r.get("code"))
+            and x.get("status", "ok") == "ok" and not x.get("same_as_reference")
+            and (x.get("speedup") or 0) >= min_speedup]
+
+
+def recipe_help(recipe, chain):
+    """The recipe ({stage: {field: value}}, "all" for every stage) as flags, for --help's last paragraph."""
+    def flags(values):
+        return " ".join(f"--{k.replace('_', '-')}" + (f" {v}" if not isinstance(v, bool) else "")
+                        for k, v in values.items()).replace(str(STAGE1_DATA), "bench/real/stage1.jsonl")
+    steps = {"sft": " (--steps: --sft-steps)", "sftc": " (--steps: --sftc-steps)"}
+    return (f"--stage all (auto with a real model on a GPU) sets each flag not given as bench/real/README.md's recipe: "
+            f"every stage {flags(recipe['all'])}, and --task all is bench/real/split.json's 30 training tasks (never "
+            f"its 13 held out); " + "; ".join(f"{name}{steps.get(name, '')} {flags(recipe[name])}"
+                                              for name in chain) + ".")
+
+
+def model_origin(model, given):
+    """Where the model comes from, in words, for the plan."""
+    if "model" not in given and model == DEFAULT_MODEL:
+        return "the default, from the hub"
+    if "model" not in given and model.startswith(str(FETCHED)):
+        return "the default's offline copy, bench/fetch_model.py's"
+    path = Path(model).expanduser()
+    return ("random and offline: for tests" if model == "tiny" else "--model, a GGUF file transformers dequantises"
+            if path.suffix == ".gguf" else "--model, a local folder" if path.is_dir() else "--model, from the hub")
+
+
+def stage_length(stage):
+    """(the last step of a stage, what its steps are called)."""
+    return (stage.ssl_rounds, "rounds") if stage.stage == "ssl" else (stage.steps, "steps")
+
+
+def print_plan(cfg, stages, tasks, origin):
+    """The chain's first lines: model, tasks (training and held out), stage-1 data and what it leaves out, then per
+    stage ({name: its Config}) its length, its settings and the time it took for the 1.5B on a GPU (MEASURED_S)."""
+    heldout = (json.loads(SPLIT.read_text())["heldout"]
+               if cfg.task == ",".join(json.loads(SPLIT.read_text())["train"]) else [])
+    path = Path(cfg.data)
+    if not path.is_file():
+        raise ConfigError(f"--data {cfg.data}: no such file (one JSON line per measured variant: README, the stages)")
+    every = working_records(read_jsonl(path))
+    trained = working_records(every, cfg.sft_min_speedup)
+    without = [t for t in tasks if t not in {r.get("task") for r in trained}]
+    held = (f"{len(heldout)} held out (bench/real/split.json), never trained: {', '.join(heldout)}" if heldout
+            else "held out: none (--task chose the tasks)")
+    print(f"plan: {' -> '.join(stages)}, each in its folder of {cfg.out}, each from the one before; "
+          f"`python rl.py --resume --out {cfg.out}` continues a cut one, then runs the rest\n"
+          f"  model {cfg.model} ({origin}), LoRA rank {cfg.lora_rank} on {cfg.lora_targets}, on {cfg.device}\n"
+          f"  {len(tasks)} training tasks: {', '.join(tasks)}\n  {held}\n"
+          f"  stage-1 data {cfg.data}: {len(every)} working variants, sft trains on the {len(trained)} measured at "
+          f"least {cfg.sft_min_speedup:g}x; training tasks with none of them (ssl and rl alone train them): "
+          f"{', '.join(without) if without else 'none'}")
+    for name, stage in stages.items():
+        low, high, where = MEASURED_S[name]
+        n, unit = stage_length(stage)
+        if stage.stage == "sft":
+            what = f"{n} AdamW steps of {stage.sft_batch} records" + " (+ contrastive prompts)" * stage.sft_contrastive
+        else:
+            per = min((stage.ssl_tasks if stage.stage == "ssl" else stage.tasks_per_step) or len(tasks), len(tasks))
+            what = f"{n} {unit} of {per} tasks x {stage.group_size} samples"
+        when = (f"~{duration(low * n)} to {duration(high * n)} ({low:g}-{high:g} s a {unit[:-1]} for the 1.5B, "
+                f"{where}, bench/RESULTS.md)" if cfg.device == "cuda" else "time: not measured on a CPU")
+        print(f"  {name:<5} {what}, lr {stage.lr:g}: {when}", flush=True)
+
+
+def duration(seconds):
+    return (f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min" if seconds < 5400
+            else f"{seconds / 3600:.1f} h")
+
+
+def shares(samples):
+    """(pass rate: successes, ok and not a reference copy; the share faster than eager: successes above 1.0x)."""
+    ok = [s for s in samples if s["status"] == "ok" and not s.get("copy")]
+    return len(ok) / max(len(samples), 1), sum((s.get("speedup") or 0) > 1 for s in ok) / max(len(samples), 1)
+
+
+def stage_numbers(stage):
+    """Per logged step of a stage: (loss,) for sft, shares() of its samples for ssl and rl."""
+    log = read_jsonl(Path(stage.out) / "log.jsonl")
+    samples = read_jsonl(Path(stage.out) / "samples.jsonl")
+    return [(r["loss"],) if stage.stage == "sft" else shares([s for s in samples if s["step"] == r["step"]])
+            for r in log]
+
+
+def beating_eager(stage, n_tasks):
+    """'K of N (F found here)': the tasks whose best code in the stage's database at its end is faster than eager,
+    and how many of those this stage found (not --init-from's, nor the stage-1 data's)."""
+    log = read_jsonl(Path(stage.out) / "log.jsonl")[-1:] or [{}]
+    faster = [name for name, speedup in log[0].get("best_speedup", {}).items() if speedup > 1]
+    return f"{len(faster)} of {n_tasks} ({sum(log[0]['best_step'].get(name, 0) > 0 for name in faster)} found here)"
+
+
+def stage_summary(name, stage, n_tasks):
+    """One line at a stage's end: sft's loss; ssl's and rl's shares() over all its samples, and beating_eager."""
+    numbers, unit = stage_numbers(stage), stage_length(stage)[1]
+    if stage.stage == "sft":
+        return f"{name} done: {len(numbers)} steps, loss {numbers[0][0]:.3f} -> {numbers[-1][0]:.3f} (no samples)"
+    samples = read_jsonl(Path(stage.out) / "samples.jsonl")
+    return (f"{name} done: {len(numbers)} {unit}, {len(samples)} samples: pass {shares(samples)[0]:.1%}, faster than "
+            f"eager {shares(samples)[1]:.1%}; tasks with a code faster than eager: {beating_eager(stage, n_tasks)}")
+
+
+def chain_table(stages, n_tasks):
+    """The run's last lines: per stage ({name: its Config}) its first and last step (sft: loss; ssl, rl: pass rate,
+    share faster than eager) and beating_eager."""
+    rows = ["stage  steps  first step -> last step                      tasks faster than eager"]
+    for name, stage in stages.items():
+        numbers = stage_numbers(stage)
+        if not numbers:
+            continue
+        first, last = numbers[0], numbers[-1]
+        if stage.stage == "sft":
+            change, beat = f"loss {first[0]:.3f} -> {last[0]:.3f}", "-"
+        else:
+            change = f"pass {first[0]:.1%} -> {last[0]:.1%}, faster {first[1]:.1%} -> {last[1]:.1%}"
+            beat = beating_eager(stage, n_tasks)
+        rows.append(f"{name:<6} {len(numbers):>5}  {change:<44} {beat}")
+    return "\n".join(rows)
