@@ -81,15 +81,11 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whos
        the mean speedups (log.jsonl counts them as copies). top_p < 1 is refused in the rl stage (the loss scores
        untruncated distributions) and --log-speedup needs a negative --fail-reward.
 """
-import argparse
-import gc
-import importlib.util
 import json
 import math
 import os
 import signal
 import sys
-import textwrap
 import time
 import zlib
 from collections import Counter
@@ -241,75 +237,64 @@ def as_number(text):
         return float("nan")
 
 
-def parse_config(argv=None):
-    """Config from flags (unknown flags and bad values exit with one line); --resume: OUT/config.json + flags given.
-    cfg.given (not a field) names the flags the command line set: the fallback to the demo policy leaves them alone."""
-    here = runs.here_defaults()
-    note = ("On this machine (no GPU) a run without --model falls back to the demo policy: a flag you do not give "
-            "takes its value 'here' where one is shown." if here else "On a GPU without network or offline copy, a "
-            "run without --model falls back to the demo policy (bench/demo/policy/flags.json sets flags not given).")
-    about = f"CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL). {note} Booleans are --flag / --no-flag."
-    p = evaluator.ArgumentParser(description=textwrap.fill(about, 100),
-                                 epilog=textwrap.fill(runs.recipe_help(RECIPE, CHAIN), 100) + "\n\n" + runs.EXAMPLES,
-                                 usage="%(prog)s [--task T] [--steps N] [--model M] [--out DIR] [--resume] [options]",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
-                                 argument_default=argparse.SUPPRESS)
-    comments, defaults = runs.field_comments(Config), Config()
-    grouped = {name: group for group, names in runs.GROUPS.items() for name in names.split()}
-    sections = {group: p.add_argument_group(group) for group in [*runs.GROUPS, "other"]}
-    for f in fields(Config):
-        kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)
-        value = f"default: {getattr(defaults, f.name)!r}" + (f"; here: {here[f.name]!r}" if f.name in here else "")
-        sections[grouped.get(f.name, "other")].add_argument(
-            "--" + f.name.replace("_", "-"), choices=CHOICES.get(f.name),
-            help=f"{comments.get(f.name, '')} ({value})".replace("%", "%%"),
-            **kw)  # (argparse formats help with %: a comment's "2%" would break --help)
+def parse_flags(argv=None):
+    """(Config, given) from the command line; given names the flags it set, which nothing decide_config decides
+    overrides. --resume reads OUT/config.json under the flags given. Unknown flags and bad values exit with one line."""
+    p = runs.flag_parser(Config, CHOICES, runs.recipe_help(RECIPE, CHAIN))
     given = vars(p.parse_args(argv))
     try:
         if given.get("resume") and not given.get("out"):
             raise ConfigError("--resume needs --out DIR, the run folder to continue")
-        cfg = check_config(replace(load_config(Path(given["out"]) / "config.json"), **given) if given.get("resume")
-                           else Config(**given))
+        saved = runs.saved_config(Path(given["out"]) / "config.json", Config) if given.get("resume") else {}
+        return check_config(Config(**{**saved, **given})), frozenset(given)
     except ConfigError as e:
         p.exit(2, f"{p.prog}: error: {e}\n")  # one line: the usage of 47 flags would bury it
-    cfg.given = frozenset(given)
-    return cfg
 
 
-def given_fields(cfg):
-    """The fields set on purpose: the command line's flags (parse_config's cfg.given), or for a Config built in
-    Python, the fields that differ from their defaults."""
-    if hasattr(cfg, "given"):
-        return cfg.given
+def parse_config(argv=None):
+    """The Config of a command line, as parse_flags reads it (tests and scripts that need not know what was given)."""
+    return parse_flags(argv)[0]
+
+
+def changed_fields(cfg):
+    """The fields of a Config built in Python that differ from their defaults: what it sets on purpose."""
     return {f.name for f in fields(Config) if getattr(cfg, f.name) != getattr(Config(), f.name)}
 
 
-def load_config(path):
-    """The Config saved in a run's config.json (ConfigError if missing, unknown or mistyped fields)."""
-    if not Path(path).is_file():
-        raise ConfigError(f"{path} does not exist: nothing to resume")
-    try:
-        saved = json.loads(Path(path).read_text())
-    except ValueError as e:
-        raise ConfigError(f"{path} is not valid JSON ({e}): restore it, or start a new --out") from None
-    if not isinstance(saved, dict):
-        raise ConfigError(f"{path} holds no config (a JSON object of Config fields): restore it, or start a new --out")
-    unknown = set(saved) - {f.name for f in fields(Config)}
-    if unknown:
-        raise ConfigError(f"{path}: unknown config fields {sorted(unknown)}")
-    return check_config(Config(**saved))
+def decide_config(cfg, given=None):
+    """The config that runs, decided here alone: config.json and the printed config lines are what it returns.
+    given: the fields set on purpose (the command line's flags, else changed_fields), which nothing here overrides.
+    A field's value is the first of: the flags given; a resumed run's config.json (parse_flags); RECIPE, for --stage
+    all (here RECIPE["all"], each stage's own in stage_config); the demo policy's flags.json where no real model runs
+    (runs.fallback_to_demo); Config's default. Then what the machine and earlier stages decide, in this order:
 
-
-def resolve_config(cfg, given=None):
-    """Fill the automatic fields (device, out, model) so that config.json holds the values actually used.
-    given: the fields set on purpose (default given_fields(cfg)), which the fallback to the demo policy keeps."""
-    given = given_fields(cfg) if given is None else given
-    cfg = replace(cfg, stage="rl") if cfg.stage == "auto" else cfg  # one stage resolved here (run() chains in run_all)
+        stage     auto: all (the chain) for a real model on a GPU without --init-from, else rl
+        device    auto: cuda when there is a GPU
+        model     "": the model an --init-from stage trained, else the hub's, an offline copy or the demo policy
+        LoRA      an --init-from stage's adapters keep their rank, alpha and targets
+        AdamW     optimizer_state auto: --init-from's moments kept for the same objective, else fresh
+    """
+    given = changed_fields(cfg) if given is None else set(given)
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
+    cfg = replace(check_config(cfg), device=device)
+    if cfg.stage == "auto":
+        alone = device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ
+        cfg = replace(cfg, stage="rl" if alone else "all")
+    if cfg.stage == "all" and not cfg.model:
+        cfg = runs.choose_policy(cfg, given)
+        if cfg.init_from == str(runs.DEMO_POLICY):  # no real model here: the demo alone, as its line said
+            cfg = replace(cfg, stage="rl")
+    if cfg.stage == "all":  # the chain's own config: RECIPE["all"] and split.json's training tasks, unless given
+        cfg = replace(cfg, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
+        if not (cfg.resume and (Path(cfg.out) / "config.json").is_file()):  # (a resumed one as it was saved)
+            cfg = replace(cfg, **{k: v for k, v in RECIPE["all"].items() if k not in given})
+            if cfg.task == "all" and Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve():
+                cfg = replace(cfg, task=",".join(json.loads(runs.SPLIT.read_text())["train"]))
+        return check_config(cfg)
     out = Path(cfg.out or time.strftime("runs/%Y%m%d-%H%M%S")).absolute()  # absolute: its resume hint works anywhere
-    cfg = replace(cfg, device=device, out=str(out))
+    cfg = replace(cfg, out=str(out))
     reads_init_from = engine.needs_init_from(cfg)
     if reads_init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
         raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
@@ -862,21 +847,20 @@ STAGES = {"collect": collect, "sft": sft, "ssl": ssl, "rl": rl}  # each named as
 # ---------------------------------------------------------------------------- run
 
 
-def run(cfg, reward_fn=None):
-    """The whole job: config, tasks, policy, run folder, optimizer, database; then --stage.
+def run(cfg, reward_fn=None, given=None):
+    """The whole job: the config decided, tasks, policy, run folder, optimizer, database; then --stage (--stage all:
+    each stage of the chain by run()). given: the fields set on purpose (parse_flags; default changed_fields);
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
-    if cfg.stage in ("auto", "all"):
-        cfg = stage_or_chain(cfg)
-        if cfg.stage == "all":
-            return run_all(cfg, reward_fn)  # the stages one after another, each by run()
-    auto_model, given = not (cfg.model or cfg.init_from), given_fields(cfg)
-    cfg = resolve_config(check_config(cfg), given)
+    given = changed_fields(cfg) if given is None else set(given)
+    auto_model = not (cfg.model or cfg.init_from)
+    cfg = decide_config(cfg, given)
+    if cfg.stage == "all":
+        return run_all(cfg, given, reward_fn)  # the stages one after another, each by run()
     if "RANK" in os.environ and cfg.stage != "rl":
         raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
     cfg = engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
-    out = Path(cfg.out)
-    if not cfg.resume and (out / "log.jsonl").exists():
-        raise ConfigError(f"{out} already holds a run: --resume to continue it, or pick another --out")
+    if not cfg.resume and (Path(cfg.out) / "log.jsonl").exists():
+        raise ConfigError(f"{cfg.out} already holds a run: --resume to continue it, or pick another --out")
     tasks = load_tasks(cfg)  # a bad --task fails here, before any model download
     if dist.is_initialized() and min(cfg.tasks_per_step, len(tasks)) < dist.get_world_size():
         raise ConfigError(f"torchrun with {dist.get_world_size()} processes needs as many tasks per step, got "
@@ -890,30 +874,13 @@ def run(cfg, reward_fn=None):
         cfg = runs.resolve_optimizer_state(runs.fallback_to_demo(cfg, f"{runs.DEFAULT_MODEL} did not load", given))
         tasks, (model, tok) = load_tasks(cfg), engine.initial_policy(cfg)
     opt = torch.optim.AdamW(engine.trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    step, records, torn = runs.read_checkpoint(cfg, model, opt) if cfg.resume else (0, {}, {})
-    last, more = (cfg.ssl_rounds, "--ssl-rounds") if cfg.stage == "ssl" else (cfg.steps, "--steps")
-    if step >= last:  # (a fresh run starts at step 0)
-        print(f"run {out} finished at step {step}; give {more} N to go further", flush=True)
+    start = runs.open_run(cfg, model, opt, asdict(Config()))
+    if start is None:  # (finished: its line said so)
         return cfg
-    if cfg.resume and runs.resume_changes(cfg):  # every check has passed: from here on the folder changes
-        print(runs.resume_changes(cfg), flush=True)
-    out.mkdir(parents=True, exist_ok=True)
-    if engine.is_main():
-        runs.save_json(out / "config.json", asdict(cfg))
-    defaults = asdict(Config())
-    print(f"config (every field in {out / 'config.json'}), where it differs from the defaults:\n" +
-          "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items() if v != defaults[k]))
-    if importlib.util.find_spec("matplotlib") is None:
-        print("cudal1: no progress.png in this run: matplotlib is not installed (pip install matplotlib)")
-    start = runs.restore(cfg, step, records, torn) + 1 if cfg.resume else 1
-    if cfg.init_from and start == 1:  # no checkpoint of this run (a resume before its first): --init-from's moments
-        kept = cfg.optimizer_state == "keep" and runs.continue_optimizer(cfg, opt)
-        print(f"optimizer: {'AdamW moments of ' if kept else 'a fresh AdamW, not the moments of '}{cfg.init_from} "
-              f"(--optimizer-state {cfg.optimizer_state})")
     db, best = open_database(cfg, tasks)
     lora = f" ({sum(p.numel() for p in engine.trainable(model)) / 1e6:.2f}M in LoRA adapters)" * bool(cfg.lora_rank)
     print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
-          f"parameters{lora}, from step {start}, out {out}")
+          f"parameters{lora}, from step {start}, out {cfg.out}")
     try:
         STAGES[cfg.stage](cfg, tasks, model, tok, opt, db, best, start, reward_fn)
     except KeyboardInterrupt:
@@ -934,101 +901,47 @@ RECIPE = {"all": dict(lora_rank=8, lora_targets="q_proj,v_proj", max_new_tokens=
 CHAIN = {"sft": "sft", "ssl": "ssl", "sftc": "sft", "rl": "rl"}  # folder -> the stage run there, in this order
 
 
-def keep_given(cfg, given):
-    """cfg with given (the fields set on purpose, given_fields) attached: replace() builds a Config without it."""
-    cfg.given = frozenset(given)
-    return cfg
-
-
-def stage_or_chain(cfg):
-    """--stage auto or all resolved: 'all' (run_all) for --stage all, and for auto with a real model on a GPU;
-    auto otherwise (no GPU, --model tiny, --init-from, torchrun) is 'rl'. Without --model the chain takes
-    choose_policy's model; where that is the demo policy (no network, no copy), its fallback runs rl alone."""
-    given = given_fields(cfg)
-    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    if cfg.stage == "auto" and (device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ):
-        return keep_given(replace(cfg, stage="rl"), given)
-    if not cfg.model:
-        cfg = runs.choose_policy(replace(cfg, device=device), given)
-        if cfg.init_from == str(runs.DEMO_POLICY):  # no real model here: the demo, as its line said
-            return keep_given(replace(cfg, stage="rl"), given)
-    return keep_given(replace(cfg, stage="all", device=device), given)
-
-
-def chain_config(cfg, given):
-    """(the chain's config, saved as OUT/config.json with stage 'all', the fields that count as chosen). A new chain
-    takes RECIPE['all'] for each field not given, and with --task all from this repo's tasks/ the training tasks of
-    bench/real/split.json; a resumed one reads them back as saved. Chosen: the fields given, or different from
-    Config's default (a resumed chain's flags of before); RECIPE's per-stage values fill the others."""
-    if cfg.device == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
-    cfg = replace(cfg, stage="all", out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
-    if not (cfg.resume and (Path(cfg.out) / "config.json").is_file()):
-        cfg = replace(cfg, **{k: v for k, v in RECIPE["all"].items() if k not in given})
-        if cfg.task == "all" and Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve():
-            cfg = replace(cfg, task=",".join(json.loads(runs.SPLIT.read_text())["train"]))
-    check_config(cfg)
-    chosen = set(given) | {f.name for f in fields(Config) if getattr(cfg, f.name) != getattr(Config(), f.name)}
-    return cfg, chosen
-
-
 def stage_config(cfg, chosen, name, init_from):
-    """The Config of the chain's stage `name`: the chain's, RECIPE[name] for the fields not chosen, its steps
-    (sft: --sft-steps, sftc: --sftc-steps, rl: --steps), its folder OUT/name, from init_from."""
+    """(the Config of the chain's stage `name`, the fields it sets on purpose): the chain's, RECIPE[name] for the
+    fields not chosen, its steps (sft: --sft-steps, sftc: --sftc-steps, rl: --steps), its folder OUT/name, from
+    init_from."""
     recipe = {k: v for k, v in RECIPE[name].items() if k not in chosen}
     steps = {"sft": cfg.sft_steps, "sftc": cfg.sftc_steps}.get(name, cfg.steps)
     stage = replace(cfg, **recipe, stage=CHAIN[name], steps=steps, init_from=init_from, resume=False,
                     out=str(Path(cfg.out) / name))
-    return keep_given(stage, chosen | set(recipe) | {"stage", "steps", "init_from", "out"})
+    return stage, chosen | set(recipe) | {"stage", "steps", "init_from", "out"}
 
 
-def run_all(cfg, reward_fn=None):
+def run_all(cfg, given, reward_fn=None):
     """--stage all: sft on --data (the shipped stage-1 data by default) -> ssl -> sftc (sft on plain and contrastive
-    prompts: stage 3's question, bench/RESULTS.md) -> rl, each by run() in its folder OUT/<name>, each from the one
-    before (--init-from). A stage whose log reached its steps is not run again; a cut one needs --resume, which
-    continues it and runs the rest."""
-    given = given_fields(cfg)
-    origin = runs.model_origin(cfg.model, given)
-    cfg, chosen = chain_config(cfg, given)
-    tasks = load_tasks(cfg)  # a bad --task fails here, before anything is written
+    prompts: stage 3's question) -> rl, each by run() in its folder OUT/<name>, each from the one before
+    (--init-from). A stage whose log reached its steps is not run again; a cut one needs --resume, which continues
+    it and runs the rest. Chosen, which RECIPE's stage values leave alone: the fields given, and those that differ
+    from Config's defaults (a resumed chain's flags of before)."""
+    chosen, tasks = set(given) | changed_fields(cfg), load_tasks(cfg)  # a bad --task fails before anything is written
     Path(cfg.out).mkdir(parents=True, exist_ok=True)
     runs.save_json(Path(cfg.out) / "config.json", asdict(cfg))
-    stages = {}
+    stages = {}  # name -> (its Config, the fields it sets on purpose)
     for name in [name for name in CHAIN if name != "sftc" or cfg.sftc_steps]:  # each from the one before
-        stages[name] = stage_config(cfg, chosen, name, list(stages.values())[-1].out if stages else cfg.init_from)
-    runs.print_plan(cfg, stages, [name for name, _ in tasks], origin)
-    for name, stage in stages.items():
-        log = runs.read_jsonl(Path(stage.out) / "log.jsonl")
-        done, started = (log[-1]["step"] if log else 0), (Path(stage.out) / "log.jsonl").exists()
-        last, unit = runs.stage_length(stage)
-        if done >= last:
-            print(f"{name}: finished in {stage.out} ({done} {unit}): not run again")
-        elif started and not cfg.resume:
-            raise ConfigError(f"{stage.out} holds {done} of {name}'s {last} {unit}: "
-                              f"`python rl.py --resume --out {cfg.out}` continues it, then runs the rest")
-        else:
-            try:
-                run(keep_given(replace(stage, resume=started), stage.given), reward_fn=reward_fn)
-            except runs.Interrupted as e:  # its line names the stage's folder: the chain's own goes on from there
-                rest = list(stages)[list(stages).index(name) + 1:]
-                raise runs.Interrupted(f"{e}".replace(f"--out {stage.out} ", f"--out {cfg.out} ").replace(
-                    "interrupted in", f"interrupted in {name}", 1) + f", then runs {' and '.join(rest)}" * bool(rest)
-                    ) from None
-            finally:  # the next stage loads its own policy: decode's cache must not keep this one's on the GPU
-                engine.DECODERS.clear()
-                gc.collect()  # whatever cycles still hold this stage's policy
-                if torch.cuda.is_available():
-                    torch.cuda.empty_cache()
+        stages[name] = stage_config(cfg, chosen, name, list(stages.values())[-1][0].out if stages else cfg.init_from)
+    configs = {name: stage for name, (stage, _) in stages.items()}
+    runs.print_plan(cfg, configs, [name for name, _ in tasks], runs.model_origin(cfg.model, given))
+    for name, (stage, stage_given) in stages.items():
+        started = runs.stage_started(cfg, name, stage)
+        if started is not None:  # (None: finished, not run again)
+            with runs.chain_stage(cfg, name, stage, list(stages)):
+                run(replace(stage, resume=started), reward_fn, stage_given)
             print(runs.stage_summary(name, stage, len(tasks)), flush=True)
-    print(runs.chain_table(stages, len(tasks)), flush=True)
+    print(runs.chain_table(configs, len(tasks)), flush=True)
     return cfg
+
 
 def main(argv=None):
     """The command line: errors and Ctrl-C end in one line on stderr (exit status 1, or 130 for Ctrl-C or SIGTERM)."""
-    config = parse_config(argv)
+    config, given = parse_flags(argv)
     signal.signal(signal.SIGTERM, runs.stop_as_ctrl_c)
     try:
-        run(config)
+        run(config, given=given)
         if "RANK" in os.environ:  # a torchrun rank that ran to the end leaves without the interpreter's teardown,
             sys.stdout.flush(), sys.stderr.flush()  # where a gloo rank aborted now and then ("terminate called
             os._exit(0)  # without an active exception", SIGABRT) after its group was destroyed: tests/test_ddp.py

@@ -4,6 +4,8 @@ progress.png, ckpt.pt), Ctrl-C and resume, and the plan and table of --stage all
 
 `cfg` is rl.Config. Rank 0 alone writes files under torchrun (engine.is_main).
 """
+import argparse
+import gc
 import importlib.util
 import inspect
 import json
@@ -13,11 +15,12 @@ import pickle
 import random
 import re
 import signal
+import textwrap
 import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +100,48 @@ def here_defaults():
         return {}
     demo = json.loads((DEMO_POLICY / "flags.json").read_text())
     return dict(model="tiny", init_from=os.path.relpath(DEMO_POLICY), device="cpu", task="cpu/*", **demo)
+
+def flag_parser(config_class, choices, recipe_text):
+    """The command line's parser: a flag per field of config_class (its comment as the help, grouped as GROUPS
+    says), the choices, the recipe of --stage all and EXAMPLES below. Flags not given are left out of what it
+    parses (argparse.SUPPRESS), so that the caller knows which were given."""
+    here = here_defaults()
+    note = ("On this machine (no GPU) a run without --model falls back to the demo policy: a flag you do not give "
+            "takes its value 'here' where one is shown." if here else "On a GPU without network or offline copy, a "
+            "run without --model falls back to the demo policy (bench/demo/policy/flags.json sets flags not given).")
+    about = f"CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL). {note} Booleans are --flag / --no-flag."
+    p = evaluator.ArgumentParser(description=textwrap.fill(about, 100),
+                                 epilog=textwrap.fill(recipe_text, 100) + "\n\n" + EXAMPLES,
+                                 usage="%(prog)s [--task T] [--steps N] [--model M] [--out DIR] [--resume] [options]",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+                                 argument_default=argparse.SUPPRESS)
+    comments, defaults = field_comments(config_class), config_class()
+    grouped = {name: group for group, names in GROUPS.items() for name in names.split()}
+    sections = {group: p.add_argument_group(group) for group in [*GROUPS, "other"]}
+    for f in fields(config_class):
+        kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)
+        value = f"default: {getattr(defaults, f.name)!r}" + (f"; here: {here[f.name]!r}" if f.name in here else "")
+        sections[grouped.get(f.name, "other")].add_argument(
+            "--" + f.name.replace("_", "-"), choices=choices.get(f.name),
+            help=f"{comments.get(f.name, '')} ({value})".replace("%", "%%"),
+            **kw)  # (argparse formats help with %: a comment's "2%" would break --help)
+    return p
+
+
+def saved_config(path, config_class):
+    """{field: value} of a run's config.json, to resume it (ConfigError if missing, not JSON or unknown fields)."""
+    if not Path(path).is_file():
+        raise ConfigError(f"{path} does not exist: nothing to resume")
+    try:
+        saved = json.loads(Path(path).read_text())
+    except ValueError as e:
+        raise ConfigError(f"{path} is not valid JSON ({e}): restore it, or start a new --out") from None
+    if not isinstance(saved, dict):
+        raise ConfigError(f"{path} holds no config (a JSON object of Config fields): restore it, or start a new --out")
+    unknown = set(saved) - {f.name for f in fields(config_class)}
+    if unknown:
+        raise ConfigError(f"{path}: unknown config fields {sorted(unknown)}")
+    return saved
 
 # ---------------------------------------------------------------------------- the policy when --model is not given: the hub, an offline copy, the demo
 
@@ -498,6 +543,33 @@ def resume_changes(cfg):
     changed = [f"{k} {saved[k]!r} -> {v!r}" for k, v in asdict(cfg).items() if k in saved and saved[k] != v and k != "resume"]
     return f"resume: config.json now holds {', '.join(changed)}: later resumes keep them" if changed else ""
 
+def open_run(cfg, model, opt, defaults):
+    """The run folder made ready once every check has passed: a resume's checkpoint loaded (read_checkpoint) and its
+    records cut back to it (restore), config.json written and printed where it differs from `defaults` (the
+    config that runs), --init-from's AdamW moments continued. Returns the first step to run, or None (said in a
+    line) when the run has reached its last step."""
+    out = Path(cfg.out)
+    step, records, torn = read_checkpoint(cfg, model, opt) if cfg.resume else (0, {}, {})
+    last, more = (cfg.ssl_rounds, "--ssl-rounds") if cfg.stage == "ssl" else (cfg.steps, "--steps")
+    if step >= last:  # (a fresh run starts at step 0)
+        print(f"run {out} finished at step {step}; give {more} N to go further", flush=True)
+        return None
+    if cfg.resume and resume_changes(cfg):  # from here on the folder changes
+        print(resume_changes(cfg), flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    if engine.is_main():
+        save_json(out / "config.json", asdict(cfg))
+    print(f"config (every field in {out / 'config.json'}), where it differs from the defaults:\n" +
+          "\n".join(f"  {k} = {v!r}" for k, v in asdict(cfg).items() if v != defaults[k]))
+    if importlib.util.find_spec("matplotlib") is None:
+        print("cudal1: no progress.png in this run: matplotlib is not installed (pip install matplotlib)")
+    start = restore(cfg, step, records, torn) + 1 if cfg.resume else 1
+    if cfg.init_from and start == 1:  # no checkpoint of this run (a resume before its first): --init-from's moments
+        kept = cfg.optimizer_state == "keep" and continue_optimizer(cfg, opt)
+        print(f"optimizer: {'AdamW moments of ' if kept else 'a fresh AdamW, not the moments of '}{cfg.init_from} "
+              f"(--optimizer-state {cfg.optimizer_state})")
+    return start
+
 # ---------------------------------------------------------------------------- the chain (--stage all): its plan and its table
 
 
@@ -548,6 +620,38 @@ def model_origin(model, given):
 def stage_length(stage):
     """(the last step of a stage, what its steps are called)."""
     return (stage.ssl_rounds, "rounds") if stage.stage == "ssl" else (stage.steps, "steps")
+
+
+def stage_started(chain, name, stage):
+    """Whether the chain's stage has steps logged already (True: run() resumes it), or None when it reached its
+    last step (said in a line: not run again); ConfigError when it started and the chain was not resumed."""
+    log = read_jsonl(Path(stage.out) / "log.jsonl")
+    done, started = (log[-1]["step"] if log else 0), (Path(stage.out) / "log.jsonl").exists()
+    last, unit = stage_length(stage)
+    if done >= last:
+        print(f"{name}: finished in {stage.out} ({done} {unit}): not run again")
+        return None
+    if started and not chain.resume:
+        raise ConfigError(f"{stage.out} holds {done} of {name}'s {last} {unit}: "
+                          f"`python rl.py --resume --out {chain.out}` continues it, then runs the rest")
+    return started
+
+
+@contextmanager
+def chain_stage(chain, name, stage, names):
+    """One stage of the chain: a Ctrl-C's line names the chain's folder and the stages it runs next; the stage's
+    policy is let go after (decode's cache would keep it on the GPU while the next stage loads its own)."""
+    try:
+        yield
+    except Interrupted as e:
+        rest = names[names.index(name) + 1:]
+        raise Interrupted(f"{e}".replace(f"--out {stage.out} ", f"--out {chain.out} ").replace(
+            "interrupted in", f"interrupted in {name}", 1) + f", then runs {' and '.join(rest)}" * bool(rest)) from None
+    finally:
+        engine.DECODERS.clear()
+        gc.collect()  # whatever cycles still hold this stage's policy
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
 
 def print_plan(cfg, stages, tasks, origin):

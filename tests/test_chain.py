@@ -165,13 +165,15 @@ def test_ctrl_c_in_ssl_then_resume_continues_ssl_and_runs_the_rest(chain, tmp_pa
     (["--model", "Qwen/Qwen2.5-Coder-1.5B-Instruct"], True, True),  # a real model on a GPU: the chain
     (["--model", "tiny"], True, False),
     (["--model", "Qwen/Qwen2.5-Coder-1.5B-Instruct"], False, False),  # no GPU
-    (["--model", "Qwen/Qwen2.5-Coder-1.5B-Instruct", "--init-from", "runs/x"], True, False),
+    (["--model", "Qwen/Qwen2.5-Coder-1.5B-Instruct", "--init-from", "EARLIER"], True, False),
     (["--model", "tiny", "--stage", "all"], False, True),
 ], ids=["real-gpu", "tiny-gpu", "real-cpu", "init-from", "all-tiny-cpu"])
-def test_auto_is_the_chain_for_a_real_model_on_a_gpu_and_rl_otherwise(monkeypatch, argv, gpu, chained):
+def test_auto_is_the_chain_for_a_real_model_on_a_gpu_and_rl_otherwise(monkeypatch, tmp_path, argv, gpu, chained):
     monkeypatch.setattr(rl.torch.cuda, "is_available", lambda: gpu)
-    cfg = rl.stage_or_chain(rl.parse_config(argv + ["--task", "cpu/relu"]))
-    assert cfg.stage == ("all" if chained else "rl") and cfg.given == rl.parse_config(argv).given | {"task"}
+    (tmp_path / "ckpt.pt").write_bytes(b""), (tmp_path / "config.json").write_text("{}")  # an earlier stage's folder
+    argv = [str(tmp_path) if a == "EARLIER" else a for a in argv]
+    cfg = rl.decide_config(*rl.parse_flags(argv + ["--task", "cpu/relu", "--out", str(tmp_path / "out")]))
+    assert cfg.stage == ("all" if chained else "rl") and cfg.model == argv[1]
 
 
 def test_the_recipe_fills_what_is_not_given(tmp_path, capsys):
@@ -184,12 +186,13 @@ def test_the_recipe_fills_what_is_not_given(tmp_path, capsys):
     assert "sft (--steps: --sft-steps) --lr 0.0002; ssl --lr 0.0001" in said and "rl --lr 5e-05" in said
     split = json.loads(runs.SPLIT.read_text())
     for argv, lrs in [([], [2e-4, 1e-4, 1e-4, 5e-5]), (["--lr", "3e-4"], [3e-4] * 4)]:
-        cfg = rl.parse_config(["--stage", "all", "--model", "tiny", "--max-new-tokens", "64", "--out", str(tmp_path),
-                               *argv])
-        chain, chosen = rl.chain_config(cfg, rl.given_fields(cfg))
+        cfg, given = rl.parse_flags(["--stage", "all", "--model", "tiny", "--max-new-tokens", "64", "--out",
+                                     str(tmp_path), *argv])
+        chain = rl.decide_config(cfg, given)
+        chosen = set(given) | rl.changed_fields(chain)
         assert chain.task == ",".join(split["train"]) and not set(split["heldout"]) & set(chain.task.split(","))
         assert (chain.max_new_tokens, chain.temperature, chain.lora_rank, chain.ssl_rounds) == (64, 0.7, 8, 4)
-        stages = [rl.stage_config(chain, chosen, name, "") for name in rl.CHAIN]
+        stages = [rl.stage_config(chain, chosen, name, "")[0] for name in rl.CHAIN]
         assert [s.lr for s in stages] == lrs
         assert [runs.stage_length(s)[0] for s in stages] == [200, 4, 40, 200]
 
@@ -200,6 +203,6 @@ def test_auto_on_a_gpu_without_a_model_to_load_is_the_demo_policys_rl(monkeypatc
     monkeypatch.setattr(engine, "hub_reachable", lambda: False)
     monkeypatch.setattr(engine, "hub_cached", lambda model: False)
     monkeypatch.setattr(runs, "FETCHED", tmp_path)
-    cfg = rl.stage_or_chain(rl.parse_config([]))
+    cfg = rl.decide_config(*rl.parse_flags([]))
     assert (cfg.stage, cfg.model, cfg.init_from, cfg.task) == ("rl", "tiny", str(runs.DEMO_POLICY), "cpu/*")
     assert "demo policy bench/demo/policy" in capsys.readouterr().out  # the fallback's one line

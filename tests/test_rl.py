@@ -113,7 +113,7 @@ def test_config_json_round_trips(tmp_path):
                            "--out", str(tmp_path)])
     assert (cfg.steps, cfg.contrastive, cfg.lr, cfg.loss_variant) == (7, False, 3e-5, "dapo")
     runs.save_json(tmp_path / "config.json", asdict(cfg))
-    assert rl.load_config(tmp_path / "config.json") == cfg
+    assert rl.Config(**runs.saved_config(tmp_path / "config.json", rl.Config)) == cfg
     # --resume reads the saved config back; flags given with it win (here: run longer)
     resumed = rl.parse_config(["--resume", "--out", str(tmp_path), "--steps", "9"])
     assert resumed == replace(cfg, steps=9, resume=True)
@@ -156,7 +156,7 @@ def test_help_is_grouped_with_examples_and_this_machines_defaults(capsys, monkey
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the fallback is for machines without a GPU")
 def test_default_model_without_gpu_falls_back_to_the_demo_policy_on_cpu_tasks(capsys):
-    cfg = rl.resolve_config(rl.parse_config([]))
+    cfg = rl.decide_config(*rl.parse_flags([]))
     assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(runs.DEMO_POLICY), "cpu", "cpu/*")
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "no GPU" in out[0] and "demo policy" in out[0] and len(out[0]) < 160, out
@@ -176,7 +176,7 @@ def test_the_fallback_keeps_the_task_when_tasks_dir_is_given(capsys, monkeypatch
     which matched none of them."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     (tmp_path / "19_ReLU.py").write_text((REPO / "tasks" / "cpu" / "relu.py").read_text())
-    cfg = rl.resolve_config(rl.parse_config(["--tasks-dir", str(tmp_path)]))
+    cfg = rl.decide_config(*rl.parse_flags(["--tasks-dir", str(tmp_path)]))
     assert (cfg.model, cfg.task) == ("tiny", "all")
     assert [name for name, _ in rl.load_tasks(cfg)] == ["19_ReLU"]
 
@@ -186,12 +186,12 @@ def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monke
     monkeypatch.setattr(engine, "hub_reachable", lambda timeout=3.0: False)
     monkeypatch.setattr(engine, "hub_cached", lambda model_id: False)
     monkeypatch.setattr(runs, "FETCHED", tmp_path)  # no offline copy either (not this machine's, if it has one)
-    cfg = rl.resolve_config(rl.parse_config([]))
+    cfg = rl.decide_config(*rl.parse_flags([]))
     assert (cfg.model, cfg.init_from, cfg.device, cfg.task) == ("tiny", str(runs.DEMO_POLICY), "cpu", "cpu/*")
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and "no network to the model hub" in out[0] and len(out[0]) < 160, out
     monkeypatch.setattr(engine, "hub_cached", lambda model_id: True)  # a cached copy works offline: keep the real model
-    assert rl.resolve_config(rl.parse_config([])).model == runs.DEFAULT_MODEL
+    assert rl.decide_config(*rl.parse_flags([])).model == runs.DEFAULT_MODEL
 
 
 def test_a_gpu_without_network_takes_the_offline_copy_bench_fetch_model_made(capsys, monkeypatch, tmp_path):
@@ -199,11 +199,11 @@ def test_a_gpu_without_network_takes_the_offline_copy_bench_fetch_model_made(cap
     monkeypatch.setattr(engine, "hub_reachable", lambda timeout=3.0: False)
     monkeypatch.setattr(engine, "hub_cached", lambda model_id: False)
     monkeypatch.setattr(runs, "FETCHED", tmp_path)
-    assert rl.resolve_config(rl.parse_config([])).model == "tiny"  # none fetched: the demo, and how to fetch one
+    assert rl.decide_config(*rl.parse_flags([])).model == "tiny"  # none fetched: the demo, and how to fetch one
     assert "bench/fetch_model.py qwen-1.5b" in capsys.readouterr().out
     for name in reversed(runs.OFFLINE_MODELS):  # the 0.5B alone, then both: the 1.5B is preferred
         (tmp_path / name).write_bytes(b"GGUF")
-        cfg = rl.resolve_config(rl.parse_config([]))
+        cfg = rl.decide_config(*rl.parse_flags([]))
         assert (cfg.model, cfg.device, cfg.init_from) == (str(tmp_path / name), "cuda", "")
         [line] = capsys.readouterr().out.strip().splitlines()
         assert "no network to the model hub" in line and name in line
@@ -215,7 +215,7 @@ def test_flags_given_win_over_the_demo_policys_flags(capsys, monkeypatch, argv):
     """The fallback's flags (bench/demo/policy/flags.json) fill only the flags not given, also those given at their
     default value (--contrastive, --lr 1e-6, --temperature 1.0 are the defaults); the line names only those it set."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    cfg = rl.resolve_config(rl.parse_config(argv))
+    cfg = rl.decide_config(*rl.parse_flags(argv))
     assert (cfg.contrastive, cfg.lr, cfg.temperature) == (True, 1e-6, 1.0)
     assert (cfg.mu, cfg.max_new_tokens, cfg.model) == (2, 700, "tiny")  # the demo's flags for the rest
     [line] = capsys.readouterr().out.strip().splitlines()
@@ -224,7 +224,7 @@ def test_flags_given_win_over_the_demo_policys_flags(capsys, monkeypatch, argv):
 
 def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    cfg = rl.resolve_config(rl.parse_config(["--stage", "sft", "--data", "d.jsonl"]))
+    cfg = rl.decide_config(*rl.parse_flags(["--stage", "sft", "--data", "d.jsonl"]))
     assert (cfg.model, cfg.init_from) == ("tiny", str(runs.DEMO_POLICY))
     [line] = capsys.readouterr().out.strip().splitlines()
     assert "--stage sft trains it on --data d.jsonl" in line and "--task" not in line and len(line) < 160
@@ -928,7 +928,7 @@ def test_best_covers_only_this_runs_tasks(tmp_path):
 def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
     """The evaluator path end to end on one group: a correct rewrite earns its speedup, a reply without code earns
     fail_reward, and the winner lands in the database (score = speedup) and in OUT/best/ with its speedup."""
-    cfg = rl.resolve_config(rl.Config(model="tiny", device="cpu", task="cpu/relu", group_size=2,
+    cfg = rl.decide_config(rl.Config(model="tiny", device="cpu", task="cpu/relu", group_size=2,
                                       eval_time_budget=0.2, out=str(tmp_path), log_speedup=False, fail_reward=0.0))
     tasks = rl.load_tasks(cfg)
     db, best = rl.open_database(cfg, tasks)

@@ -163,7 +163,7 @@ def main():
     elif args.cmd == "report":
         print(report(args.run))
     else:
-        cfg = rl.resolve_config(rl.check_config(rl.parse_config(flags + ["--init-from", args.policies[0]])))
+        cfg = rl.decide_config(*rl.parse_flags(flags + ["--init-from", args.policies[0]]))
         print(compare_table(args.policies, compare(cfg, args.policies, args.samples, args.exemplars)))
 
 

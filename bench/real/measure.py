@@ -379,8 +379,8 @@ def main(argv=None):
     p.add_argument("--stop-after", type=float, default=0.0,
                    help="seconds: start no generate call that would end later (0: never); the same command goes on")
     args = p.parse_args(argv[:argv.index("--")])
-    cfg = rl.parse_config(argv[argv.index("--") + 1:] + ["--stage", "collect"])  # a stage that takes top_p < 1 too
-    cfg = rl.resolve_config(rl.check_config(replace(cfg, task=args.train)), rl.given_fields(cfg))
+    cfg, given = rl.parse_flags(argv[argv.index("--") + 1:] + ["--stage", "collect"])  # a stage that takes top_p < 1
+    cfg = rl.decide_config(replace(cfg, task=args.train), given)
     splits = {"train": rl.load_tasks(cfg), "heldout": rl.load_tasks(replace(cfg, task=args.heldout))}
     check_fresh_seeds(args.folder)
     stats = measure(cfg, args.folder, splits, args.work or Path("runs/measure") / args.label, args.samples,
