@@ -291,13 +291,14 @@ PURE_SAMPLING = dict(top_k=0, min_p=0.0, typical_p=1.0, repetition_penalty=1.0, 
 
 
 @torch.no_grad()
-def generate(cfg, model, tok, prompts, seed):
+def generate(cfg, model, tok, prompts, seed, on_end=None):
     """G samples of each prompt in one batch (KV-cached, prompts left-padded), after torch.manual_seed(seed); per
     prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts. --gen-cache: graphs (auto's
     choice on CUDA, the fastest: bench/RESULTS.md) is decode's CUDA-graphed loop, static transformers' generate with
     a compiled decoding step; both sample the dynamic cache's tokens on the CPU. On CUDA compiled kernels round bf16
     their own way, and the loss scores the samples with the eager forward (the old log-probs too), as RL on a
-    separate inference engine does."""
+    separate inference engine does. on_end(i, j, text): sample j of prompt i as soon as its row ends, while the
+    others decode (decode only; its text is the rollout's)."""
     from transformers import GenerationConfig
     graphs = cfg.gen_cache == "graphs" or (cfg.gen_cache == "auto" and cfg.device == "cuda")
     static = graphs or cfg.gen_cache == "static"
@@ -315,15 +316,22 @@ def generate(cfg, model, tok, prompts, seed):
     P, G = enc["input_ids"].shape[1], cfg.group_size
     with autocast(cfg):
         if graphs and cfg.top_p == 1:
-            ids = decode(cfg, model, enc, eos, seed).cpu()            # (n * G, T): prompt i's samples are rows iG..
+            row_ended = on_end and (lambda row, ids: on_end(row // G, row % G, completion_text(tok, ids, eos)))
+            ids = decode(cfg, model, enc, eos, seed, on_end=row_ended).cpu()  # (n * G, T): prompt i's samples: rows iG..
         else:
             ids = model.generate(**enc, generation_config=gen).cpu()[:, P:]
     ended = torch.isin(ids, eos).long()                          # (n * G, T)
     mask = (ended.cumsum(1) - ended) == 0                         # (n * G, T): tokens up to and including the first eos
-    texts = [tok.decode(row[:m.sum()], skip_special_tokens=True) for row, m in zip(ids, mask)]
+    texts = [completion_text(tok, row, eos) for row in ids]
     real = enc["attention_mask"].bool().cpu()                     # (n, P): False on the left padding
     return [dict(prompt=enc["input_ids"][i].cpu()[real[i]], ids=ids[i * G:(i + 1) * G], mask=mask[i * G:(i + 1) * G],
                  texts=texts[i * G:(i + 1) * G]) for i in range(len(prompts))]
+
+
+def completion_text(tok, ids, eos):
+    """A sample's text: its tokens up to and including its first eos (all of them if none), decoded."""
+    ended = torch.isin(ids, eos).long()                           # (T,)
+    return tok.decode(ids[(ended.cumsum(0) - ended) == 0], skip_special_tokens=True)
 
 
 def static_length(n):
@@ -337,14 +345,16 @@ DECODERS = {}  # decode's static cache and compiled forward, kept while the mode
 #               prompts fit (they hold the model: DECODERS.clear() lets it go)
 
 
-def decode(cfg, model, enc, eos, seed, check_every=64):
+def decode(cfg, model, enc, eos, seed, check_every=64, on_end=None):
     """--gen-cache graphs: G samples of each left-padded prompt of enc without transformers' generate loop; (n * G, T)
     token ids. A static KV cache (kept while the rows stay and the prompts fit: DECODERS; shorter prompts are padded
     further, so a step whose prompts are shorter than the last one's compiles nothing), one forward of the prompts,
     then one forward per token, compiled on CUDA into CUDA graphs (torch.compile's reduce-overhead mode: one graph
     replay per token, the mask and cache at fixed addresses); each token drawn from softmax(logits / temperature)
     by the Gumbel-max trick, argmax(logits / t - log E) with E ~ Exp(1) from a generator seeded with seed; the loop
-    ends once every row has an eos (looked at every check_every tokens: one synchronisation each)."""
+    ends once every row has an eos (looked at every check_every tokens: one synchronisation each). on_end(row, ids)
+    at those looks, once for each row that has ended since the last: its tokens so far (CPU), its first eos among
+    them; the other rows decode on meanwhile."""
     from transformers import StaticCache
     G, T = cfg.group_size, cfg.max_new_tokens
     ids, mask = enc["input_ids"].repeat_interleave(G, 0), enc["attention_mask"].repeat_interleave(G, 0)  # (N, P)
@@ -365,12 +375,17 @@ def decode(cfg, model, enc, eos, seed, check_every=64):
     # the prompts' forward keeps the last position's logits alone: all of them, for 64 rows of 4,000 tokens, ~150 GB
     logits = model(input_ids=ids, attention_mask=mask, position_ids=pos, **kv, logits_to_keep=1,
                    cache_position=torch.arange(P, device=dev)).logits[:, -1]
-    out = ids.new_empty(N, T)
+    out, told = ids.new_empty(N, T), torch.zeros(N, dtype=torch.bool)
     for t in range(T):
         noise = torch.empty(logits.shape, device=dev).exponential_(generator=g)  # (N, V)
         out[:, t] = (logits.float() / cfg.temperature - noise.log()).argmax(-1)
-        if (t + 1) % check_every == 0 and bool(torch.isin(out[:, :t + 1], eos.to(dev)).any(1).all()):
-            return out[:, :t + 1]
+        if (t + 1) % check_every == 0:
+            ended = torch.isin(out[:, :t + 1], eos.to(dev)).any(1).cpu()  # (N,)
+            for row in (ended & ~told).nonzero().flatten().tolist() if on_end else ():
+                on_end(row, out[row, :t + 1].cpu())
+            told |= ended
+            if bool(ended.all()):
+                return out[:, :t + 1]
         logits = step(input_ids=out[:, t:t + 1], attention_mask=mask, position_ids=pos[:, P - 1:P] + 1 + t,
                       **kv, cache_position=torch.full((1,), P + t, device=dev)).logits[:, -1]
     return out

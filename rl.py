@@ -168,6 +168,7 @@ class Config:
     eval_tol: float = 1e-4            # fp32 error floor of the correctness check (x10 the reference's own error above)
     ssl_check_rounds: int = 2         # ssl: timed rounds of its correctness pass (its successes then timed in full)
     eval_jobs: int = 0                # parallel candidate builds (0 = the evaluator's choice)
+    build_ahead: str = "auto"         # auto|on|off: a reply's build starts when its row ends (auto: on CUDA's decoder)
     ckpt_every: int = 10              # checkpoint every this many steps (and at the end)
     collect_attempts: int = 16        # collect: samples per task at most
     collect_successes: int = 4        # collect: stop sampling a task after this many correct samples
@@ -184,7 +185,7 @@ class Config:
 CHOICES = {"stage": ("auto", "all", "collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
            "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best"),
            "gen_cache": ("auto", "dynamic", "static", "graphs"), "optimizer_state": ("auto", "keep", "fresh"),
-           "recompute": ("auto", "on", "off")}
+           "recompute": ("auto", "on", "off"), "build_ahead": ("auto", "on", "off")}
 
 
 def check_config(cfg):
@@ -416,15 +417,27 @@ def draw_variants(cfg, db, task, seed, below=None, excluding=None):
 # ---------------------------------------------------------------------------- loop: generate G
 
 
-def generate_all(cfg, model, tok, batch, prompts, step):
+def generate_all(cfg, model, tok, batch, prompts, step, phases=None):
     """A rollout per task of the batch, in batch order: generate() on gen_batch tasks at a time, each call seeded from
-    (seed, step, its task names joined by '+'). Under torchrun each rank generates its share of the tasks."""
+    (seed, step, its task names joined by '+'). Under torchrun each rank generates its share of the tasks.
+    phases (a dict: the step's evaluation follows): with build_ahead, each reply's C++/CUDA build starts as soon as
+    its row ends (runs.BuildsAhead), while the other rows decode; their count and the wait for the last after
+    decoding go into phases. Evaluations (clocks) start after this returns: a clock never runs beside the decoder."""
     mine = engine.shard(list(zip(batch, prompts)))
     calls = [mine[i:i + cfg.gen_batch] for i in range(0, len(mine), cfg.gen_batch)]
-    out = []
-    for call in tqdm(calls, desc=f"step {step} generate", leave=False, disable=not engine.is_main()):
-        seed = seed_for(cfg, step, "+".join(name for (name, _), _ in call))
-        out += engine.generate(cfg, model, tok, [p for _, p in call], seed)
+    ahead = phases is not None and (cfg.build_ahead == "on" or cfg.build_ahead == "auto" and cfg.device == "cuda")
+    builds, out = runs.BuildsAhead(cfg) if ahead else None, []
+    try:
+        for call in tqdm(calls, desc=f"step {step} generate", leave=False, disable=not engine.is_main()):
+            seed = seed_for(cfg, step, "+".join(name for (name, _), _ in call))
+            ended = builds and (lambda i, j, text, refs=[ref for (_, ref), _ in call]: builds.add(refs[i], text))
+            out += engine.generate(cfg, model, tok, [p for _, p in call], seed, on_end=ended)
+    except BaseException:
+        if builds:
+            builds.wait(cancel=True)
+        raise
+    if builds:
+        phases.update(builds.wait())
     return engine.gather(out)
 
 # ---------------------------------------------------------------------------- loop: evaluate, reward, advantages
@@ -802,9 +815,9 @@ def ssl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     for rnd in range(start, cfg.ssl_rounds + 1):
         t0 = time.perf_counter()
         batch = pick_tasks(replace(cfg, tasks_per_step=cfg.ssl_tasks), tasks, rnd) if cfg.ssl_tasks else tasks
-        rollouts = generate_all(cfg, model, tok, batch, build_prompts(plain, db, batch, rnd, tok), rnd)
-        t1 = time.perf_counter()
         phases = {}
+        rollouts = generate_all(cfg, model, tok, batch, build_prompts(plain, db, batch, rnd, tok), rnd, phases)
+        t1 = time.perf_counter()
         results = measure(cfg, batch, rollouts, correctness_only(cfg), phases)  # successes timed again in full
         t2 = time.perf_counter()
         wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
@@ -826,9 +839,9 @@ def rl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         t0 = time.perf_counter()
         batch = pick_tasks(cfg, tasks, step)
         prompts = build_prompts(cfg, db, batch, step, tok)
-        rollouts = generate_all(cfg, model, tok, batch, prompts, step)
-        t1 = time.perf_counter()
         phases = {}
+        rollouts = generate_all(cfg, model, tok, batch, prompts, step, phases if reward_fn is None else None)
+        t1 = time.perf_counter()
         results, raw, rewards = evaluate_and_reward(cfg, batch, rollouts, reward_fn, phases)
         t2 = time.perf_counter()
         adv = advantages_of(cfg, rewards)  # (B * G,)

@@ -29,6 +29,7 @@ import torch
 import cudal1
 import engine
 import evaluator
+from prompts import extract_code
 
 # ---------------------------------------------------------------------------- files
 
@@ -78,7 +79,7 @@ GROUPS = {  # --help's sections, in this order; a field in none is listed under 
     "reward": "fail_reward copy_reward log_speedup round_to_one recheck_above reward_normalize reward_clip",
     "GRPO and AdamW": "std_normalize adv_std_floor loss_variant lr weight_decay beta eps_low eps_high mu minibatches "
                       "grad_accum recompute max_grad_norm optimizer_state warmup_steps update",
-    "evaluation": "eval_timeout eval_build_timeout eval_time_budget eval_precision eval_tol eval_jobs",
+    "evaluation": "eval_timeout eval_build_timeout eval_time_budget eval_precision eval_tol eval_jobs build_ahead",
     "stages": "stage init_from collect_attempts collect_successes data sft_batch sft_min_speedup sft_contrastive "
               "ssl_rounds ssl_tasks ssl_check_rounds sft_steps sftc_steps",
 }
@@ -278,9 +279,10 @@ def append_samples(cfg, step, batch, rollouts, results):
 def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phases=None):
     """Append the step's record to OUT/log.jsonl and print the fixed-order line; returns the record.
     clock: time.perf_counter() at the step's start, after generate, after evaluate, after the update; phases: the
-    evaluator's build_s, evaluate_s, build_wait_s, builds, build_failed and compiled (evaluate_many). The line ends with
-    where the step's time went: generation (and its tokens per second, every sample's tokens up to its eos), the
-    builds (on a GPU they run alongside the evaluations: the part the GPU waited for), the evaluation, the update.
+    evaluator's build_s, evaluate_s, build_wait_s, builds, build_failed and compiled (evaluate_many), and
+    built_ahead and ahead_wait_s (BuildsAhead). The line ends with where the step's time went: generation (its tokens
+    per second, every sample's tokens up to its eos; the builds started as rows ended), the builds (on a GPU they run
+    alongside the evaluations: the part the GPU waited for), the evaluation, the update.
 
     mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
     (status ok, not a copy of the reference; with a toy reward_fn: the share of positive rewards); copies is the
@@ -306,13 +308,62 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
     built = (f" (builds {times['build_s']:.1f} s, {times['build_wait_s']:.1f} s of it waited for: {times['builds']}, "
              f"{times['compiled']} compiled, {times['build_failed']} failed, the rest cached)" if times.get("builds")
              else "")
+    ahead = (f"; {times['built_ahead']} built as their rows ended, {times['ahead_wait_s']:.1f} s waited for after"
+             if times.get("built_ahead") else "")
     groups = (f" | signal {rec['groups_signal']}/{rec['groups']}"
               + (f" ({rec['groups_speed']} by speed)" if rec.get("groups_speed") is not None else "")
               + f", {rec['groups_flat']} flat" if "groups" in rec else "")
     print(f"step {step:4d} | reward {rec['mean_reward']:+.3f} | pass {rec['pass_rate']:6.1%}{groups} | best {top} | "
-          f"{times['step_s']:.1f} s/step: generate {times['gen_s']:.1f} s ({times['gen_tok_s']:,.0f} tok/s), "
+          f"{times['step_s']:.1f} s/step: generate {times['gen_s']:.1f} s ({times['gen_tok_s']:,.0f} tok/s{ahead}), "
           f"evaluate {times['eval_s']:.1f} s{built}, update {times['update_s']:.1f} s", flush=True)
     return rec
+
+class BuildsAhead:
+    """A step's builds started while the policy still decodes: add(ref, reply) as each row ends queues the reply's
+    code, a thread hands what is queued to evaluator.build_all (on all cores but two, at a lower priority: the
+    decoder's host thread keeps its core), and the step's evaluate_many finds those builds in the cache. wait(),
+    once decoding is over, lets the last ones finish (two builds of one source must not run at once) and returns
+    {"built_ahead": replies with a build, "ahead_wait_s": the seconds waited}. Only builds run beside the decoder:
+    no clock does, so no speedup is measured on a GPU that decodes."""
+
+    def __init__(self, cfg):
+        self.cfg, self.queued, self.count, self.closed, self.cancelled = cfg, [], 0, False, False
+        self.ready = threading.Condition()
+        self.thread = threading.Thread(target=self._build, name="cudal1-builds-ahead", daemon=True)
+        self.thread.start()
+
+    def add(self, ref, reply):
+        code = extract_code(reply).code
+        if code and ("load_inline" in code or "cpp_extension" in code):
+            with self.ready:
+                self.queued.append((ref, code))
+                self.count += 1
+                self.ready.notify()
+
+    def _build(self):
+        while True:
+            with self.ready:
+                self.ready.wait_for(lambda: self.queued or self.closed)
+                todo, self.queued = self.queued, []
+                if not todo:
+                    return
+            try:  # (a build that fails here is built again, and its failure named, by evaluate_many)
+                evaluator.build_all([code for _, code in todo], self.cfg.device, jobs=self.cfg.eval_jobs or None,
+                                    refs={code: ref for ref, code in todo}, progress=False, nice=10,
+                                    timeout=self.cfg.eval_build_timeout, cores=max(1, (os.cpu_count() or 2) - 2),
+                                    cancel=lambda: self.cancelled)
+            except Exception as e:  # the step goes on: evaluate_many builds what is not built
+                print(f"cudal1: builds during decoding stopped ({type(e).__name__}: {e})", flush=True)
+                return
+
+    def wait(self, cancel=False):
+        t0 = time.perf_counter()
+        with self.ready:
+            self.closed, self.cancelled = True, cancel  # cancel (a Ctrl-C): the running builds are killed
+            self.ready.notify()
+        self.thread.join()
+        return dict(built_ahead=self.count, ahead_wait_s=time.perf_counter() - t0)
+
 
 # ---------------------------------------------------------------------------- progress.png
 

@@ -344,6 +344,67 @@ def test_our_decoding_loop_samples_from_the_softmax_as_generate_does():
         engine.generate(replace(cfg, gen_cache="graphs", temperature=1.0), model, tok, prompts, seed=5)[0]["texts"]
 
 
+def test_each_row_is_told_once_as_it_ends_and_the_samples_do_not_change():
+    """engine.decode's on_end: every row that ends is told once, at the first look after its eos, with its tokens
+    so far (their prefix up to the eos is the sample's), while other rows still decode; the samples are the same
+    with and without it (checked: telling rows at every look, or before their eos, fails here)."""
+    cfg = rl.Config(model="tiny", device="cpu", temperature=1.0, max_new_tokens=96, group_size=6)
+    model, tok = engine.load_policy(cfg)
+    enc = tok(["def f(x):\n", "import torch\n"], return_tensors="pt", padding=True, add_special_tokens=False)
+    eos = torch.arange(0, 260, 9)  # one token in 9 ends a row: rows end at different looks
+    told = []
+    plain = engine.decode(cfg, model, enc, eos, seed=2, check_every=8)
+    ours = engine.decode(cfg, model, enc, eos, seed=2, check_every=8, on_end=lambda row, ids: told.append((row, ids)))
+    assert torch.equal(plain, ours)
+    ended = torch.isin(ours, eos)
+    assert sorted(row for row, _ in told) == [i for i in range(len(ours)) if ended[i].any()]  # each once
+    for row, ids in told:
+        first = int(ended[row].nonzero()[0])
+        assert len(ids) % 8 == 0 and first < len(ids) <= first + 8  # told at the first look after its eos
+        assert torch.equal(ids[:first + 1], ours[row, :first + 1])
+    assert min(len(ids) for _, ids in told) < ours.shape[1]  # some were told while others still decoded
+    texts = [t for r in engine.generate(replace(cfg, gen_cache="graphs", max_new_tokens=40), model, tok,
+                                        ["def f(x):\n"], seed=3, on_end=lambda i, j, text: None) for t in r["texts"]]
+    said = {}
+    engine.generate(replace(cfg, gen_cache="graphs", max_new_tokens=40), model, tok, ["def f(x):\n"], seed=3,
+                    on_end=lambda i, j, text: said.setdefault((i, j), text))
+    assert all(texts[j] == text for (i, j), text in said.items())  # the text told is the rollout's
+
+
+def test_builds_start_while_other_rows_decode(monkeypatch):
+    """--build-ahead on: a reply whose code builds an extension goes to evaluator.build_all as its row ends, while
+    generate still runs (here: a generate that waits for that build to start before it returns), with its task's
+    reference; replies without an extension are not built; the step's phases count them. Off: nothing is built."""
+    started, built = __import__("threading").Event(), []
+    ext = "```python\nfrom torch.utils.cpp_extension import load_inline\nclass ModelNew: pass  # {}\n```"
+
+    def fake_build_all(srcs, device, **kw):
+        built.append((list(srcs), kw["refs"]))
+        started.set()
+        return {}
+
+    def fake_generate(cfg, model, tok, prompts, seed, on_end=None):
+        texts = [[ext.format(i), "no code"] for i in range(len(prompts))]
+        if on_end:
+            on_end(0, 0, texts[0][0])
+            assert started.wait(10), "the build did not start while generate ran"
+            for i in range(1, len(prompts)):
+                on_end(i, 0, texts[i][0])
+        return [dict(texts=t) for t in texts]
+
+    monkeypatch.setattr(evaluator, "build_all", fake_build_all)
+    monkeypatch.setattr(engine, "generate", fake_generate)
+    cfg = rl.Config(model="tiny", device="cpu", group_size=2, build_ahead="on")
+    batch, phases = [("a", "REF_A"), ("b", "REF_B")], {}
+    rl.generate_all(cfg, None, None, batch, ["p", "q"], step=1, phases=phases)
+    srcs = [s for call, _ in built for s in call]
+    assert phases["built_ahead"] == 2 and len(srcs) == 2 and all("load_inline" in s for s in srcs)
+    assert {refs[s] for call, refs in built for s in call} == {"REF_A", "REF_B"}
+    built.clear(), started.set()
+    rl.generate_all(replace(cfg, build_ahead="off"), None, None, batch, ["p", "q"], step=1, phases=phases)
+    assert built == []
+
+
 @torch.no_grad()
 def test_our_decoding_loop_is_the_eager_forward_on_long_left_padded_gqa_prompts():
     """The contrastive arm's shape of batch: Qwen2's attention (12 query heads over 2 key/value heads, biases, its
