@@ -30,7 +30,7 @@ How to run
     python rl.py --task all --model M.gguf --sft-steps 20 --ssl-rounds 1 --sftc-steps 4 --steps 1  # a short chain
     python rl.py --task all                      # no GPU or no network: the demo policy (bench/demo) on cpu/*
     python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
-    torchrun --nproc-per-node N rl.py --task all  # data-parallel RL, one process per GPU (see "data parallel" below)
+    torchrun --nproc-per-node N rl.py --task all  # data-parallel RL, one process per GPU (engine.py: data parallel)
     python rl.py --help                          # every flag, its default and its one-line meaning
     python rl.py --stage collect --task 'cpu/*' --out runs/s0     # then: --stage sft --data runs/s0/collected.jsonl
     python rl.py --stage ssl --init-from runs/s1 --out runs/s2    # then: --stage rl --init-from runs/s2 --out runs/s3
