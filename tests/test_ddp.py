@@ -101,8 +101,8 @@ torch.set_num_threads(1)
 import rl, test_ddp
 test_ddp.fake_evaluation(setattr)
 run = rl.run
-def left_the_group(cfg):
-    out = run(cfg)
+def left_the_group(cfg, **kw):
+    out = run(cfg, **kw)
     assert not torch.distributed.is_initialized()  # a gloo rank exiting in its group aborted: 1 exit in 240
     return out
 rl.run = left_the_group
