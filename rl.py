@@ -318,11 +318,6 @@ def load_tasks(cfg):
         evaluator.task_memory(src, cfg.device, name)
     return tasks
 
-# ---------------------------------------------------------------------------- policy
-
-
-# ---------------------------------------------------------------------------- data parallel (torchrun)
-
 
 # ---------------------------------------------------------------------------- loop: pick tasks, build prompts
 
@@ -640,7 +635,7 @@ def update(cfg, model, anchor, opt, rollouts, adv, step=0):
 
 NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None, updated=False)
 
-# ---------------------------------------------------------------------------- loop: log and checkpoint
+# ---------------------------------------------------------------------------- loop: winners into the database
 
 
 def record_winners(cfg, db, best, batch, rollouts, results, step):
