@@ -127,10 +127,12 @@ class Options:
 LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
 
 
-HARNESS = sys.modules[__name__]  # this module, for the processes fences starts (fences cannot import it)
-
-
 # ---------------------------------------------------------------------------- evaluate: the API, the caller's side
+
+# The caller's processes start in fences (Session: a judge and the reference's worker, then a worker per candidate;
+# build_all: the build processes), handed the entry points they run, as multiprocessing.Process(target=...) is:
+# worker_main and judge_main are steps of this procedure, and fences never imports this module. What fences reports
+# back is data (a build's Verdict, the judge's Result as a dict), which becomes a Result here.
 
 def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, session=None, **opts):
     """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
@@ -152,7 +154,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
     own = session is None
     if fail is None and own:
         try:
-            session = fences.Session(ref_src, device, HARNESS, turns)
+            session = fences.Session(ref_src, device, worker_main, judge_main, turns)
         except fences.MemoryRefusal as e:  # before any process or build: the task cannot fit this device at all
             fail = Result("runtime_error", reason=str(e), check="memory")
     if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, fences.stay_in_group)
@@ -163,7 +165,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
         if session.ref_src != ref_src or session.device != device:
             raise ValueError("evaluate: the session is for another reference or device")
         try:
-            fail = res = session.evaluate(cand_src, o, logdir)
+            fail = res = Result(**session.evaluate(cand_src, o, logdir))
             if res.status in ("runtime_error", "timeout") and res.check != "reference":
                 log = Path(logdir, "candidate.log")
                 tail = short(log.read_text(errors="replace"), lines=6, width=800) if log.exists() else ""
@@ -228,8 +230,9 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
 
     def build():
         try:
-            fences.build_all(ok_so_far, device, HARNESS, jobs, o.build_timeout_s, progress, times=built,
-                      refs={c: r for r, c in pairs}, on_done=q.built, cancel=lambda: bool(q.errors), **spare)
+            fences.build_all(ok_so_far, device, worker_main, jobs, o.build_timeout_s, progress, times=built,
+                             refs={c: r for r, c in pairs}, on_done=lambda src, v: q.built(src, v and _failed(v)),
+                             cancel=lambda: bool(q.errors), **spare)
         except BaseException as e:
             q.fail(e)
         finally:
@@ -250,7 +253,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                 if session is None or session.ref_src != ref_src:
                     if session:
                         session.close()
-                    session = fences.Session(ref_src, dev, HARNESS, turns[dev], plans[ref_src])
+                    session = fences.Session(ref_src, dev, worker_main, judge_main, turns[dev], plans[ref_src])
                     sessions.append(session)
                 run = lambda: evaluate(ref_src, cand_src, dev, built=True, session=session, **opts)
                 results[i] = _build_failure(ref_src, cand_src, q.failed) or run()
@@ -303,9 +306,14 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
 
 
 def build_all(srcs, device="cpu", **kw):
-    """Compile the sources' builds ahead of their evaluation (fences.build_all, with this module's build processes):
-    {src: Result for a failed build}."""
-    return fences.build_all(srcs, device, HARNESS, **kw)
+    """Compile the sources' builds ahead of their evaluation (fences.build_all, in build processes that run
+    worker_main): {src: Result for a failed build}."""
+    return {src: _failed(v) for src, v in fences.build_all(srcs, device, worker_main, **kw).items()}
+
+
+def _failed(v):
+    """The Result that a Verdict (a check that fired, a failed build) ends an evaluation with."""
+    return Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
 
 
 def _build_failure(ref_src, cand_src, failed):
@@ -417,7 +425,7 @@ def judge_main(out, ref_conn, ref_src, device, env, logdir):
         try:
             res = judge(ref, cand, ref_src, cand_src, device, o, env, (logdir, cand_logdir), turn, known, plan)
         except Verdict as v:
-            res = Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
+            res = _failed(v)
         except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
             res = Result("runtime_error", reason=f"reference: {_describe(e)}", check="reference")
         cand.conn.close()
@@ -1031,8 +1039,9 @@ REPLIES = {"pid": int, "prepare": str, "audit": str, "held": bool, "buffers": No
 
 
 def _watched():
-    """The namespaces the audits watch (fences.watched): torch's, this module's and Worker's, fences'."""
-    return fences.watched(sys.modules[__name__], Worker)
+    """The namespaces the audits watch (fences.watched): torch's, fences', and the harness' own, which candidate code
+    in a worker could patch: this module (its clocks, its checks) and Worker."""
+    return fences.watched(harness=(sys.modules[__name__], False), Worker=(Worker, True))
 
 
 class Worker:
@@ -1115,7 +1124,7 @@ class Worker:
         _device_sync(self.device)  # its work done before the answer (the reference's: before another's clock)
         # what the harness touches right after forward returns (tensor methods, builtins, itself): compared after
         # every call (import and construction are audited separately against the state before them)
-        self.guard = fences.after_forward_watch(sys.modules[__name__], Worker)
+        self.guard = fences.after_forward_watch(harness=sys.modules[__name__], Worker=Worker)
         self._own(conn=self.conn)
 
     def _own(self, **attrs):
