@@ -206,9 +206,9 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     plans = fences.plans({r for r, _ in pairs}, devices[0], in_flight)
     in_flight = min([in_flight] + [p.in_flight for p in plans.values() if isinstance(p, fences.MemoryPlan)])
     pause = fences.BuildPause() if overlap else None
-    turns, threads = {d: fences.Turns(pause) for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
+    turns, slots = {d: fences.Turns(pause) for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
-    q, built = fences.Queue(pairs, {src for src in ok_so_far if fences.uses_extension(src)}, threads, t0), {}
+    q, built = fences.Queue(pairs, {src for src in ok_so_far if fences.uses_extension(src)}, slots, t0), {}
     spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(devices)), nice=10, pause=pause) if overlap else {}
 
     builds_ended = threading.Event()  # (not the thread's join: a join that a signal interrupted marks it ended)
@@ -260,7 +260,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     fences.context()  # the forkserver, set up once before any thread uses it
     results, bar = [None] * len(pairs), fences.progress_bar(len(pairs), "evaluate", progress)
     threads = [threading.Thread(target=build, name="cudal1-builds")] + [
-        threading.Thread(target=drain, args=(d, k), name=f"cudal1-{d}-{k}") for d, k in threads]
+        threading.Thread(target=drain, args=(d, k), name=f"cudal1-{d}-{k}") for d, k in slots]
     try:
         with fences.sigterm_as_interrupt():
             threads[0].start()
@@ -770,46 +770,47 @@ def _intact(stage, xs):
 
 # ---------------------------------------------------------------------------- numerics: tolerance, oracle, the charge
 
-def _err(x, o):
-    """Worst |x - o| / (rms(o) + |o|) over the finite entries of o, in the wider of their dtypes (fp32 at least:
-    near values subtract exactly, so fp32 is enough against an fp32 answer, and a float64 oracle stays float64)."""
-    fin = torch.isfinite(o)
+def _err(x, want):
+    """Worst |x - want| / (rms(want) + |want|) over the finite entries of want, in the wider of their dtypes (fp32 at
+    least: near values subtract exactly, so fp32 is enough against an fp32 answer; a float64 oracle stays float64)."""
+    fin = torch.isfinite(want)
     if not fin.all():  # masking copies: only when some entry is not finite
         if not fin.any():
             return 0.0
-        x, o = x[fin], o[fin]
-    dtype = torch.promote_types(torch.promote_types(x.dtype, o.dtype), torch.float32)
-    x, o = x.flatten(), o.flatten()
-    rms = _rms(o).to(dtype)
-    return max((_rel_err(x[i:i + CHUNK].to(dtype), o[i:i + CHUNK].to(dtype), rms)
-                for i in range(0, o.numel(), CHUNK)), default=0.0)
+        x, want = x[fin], want[fin]
+    dtype = torch.promote_types(torch.promote_types(x.dtype, want.dtype), torch.float32)
+    x, want = x.flatten(), want.flatten()
+    rms = _rms(want).to(dtype)
+    return max((_rel_err(x[i:i + CHUNK].to(dtype), want[i:i + CHUNK].to(dtype), rms)
+                for i in range(0, want.numel(), CHUNK)), default=0.0)
 
 
 CHUNK = 1 << 26  # elements compared at a time: temporaries stay small beside KernelBench's multi-GB outputs
 
 
-def _rel_err(x, o, rms):
-    return float(((x - o).abs() / (rms + o.abs() + 1e-30)).max())
+def _rel_err(x, want, rms):
+    return float(((x - want).abs() / (rms + want.abs() + 1e-30)).max())
 
 
-def _rms(o):
-    """The RMS of o, in chunks, scaled (squares of huge fp32 values would overflow), accumulated in float64."""
-    o = o.flatten()
-    if not o.numel():
-        return torch.zeros((), dtype=o.dtype, device=o.device)
-    big = torch.maximum(o.amax().abs(), o.amin().abs()).double().clamp_min(1e-30)
-    squares = sum(float((o[i:i + CHUNK].double() / big).pow(2).sum()) for i in range(0, o.numel(), CHUNK))
-    return (big * math.sqrt(squares / o.numel())).to(o.dtype)
+def _rms(t):
+    """The RMS of t, in chunks, scaled (squares of huge fp32 values would overflow), accumulated in float64."""
+    t = t.flatten()
+    if not t.numel():
+        return torch.zeros((), dtype=t.dtype, device=t.device)
+    big = torch.maximum(t.amax().abs(), t.amin().abs()).double().clamp_min(1e-30)
+    squares = sum(float((t[i:i + CHUNK].double() / big).pow(2).sum()) for i in range(0, t.numel(), CHUNK))
+    return (big * math.sqrt(squares / t.numel())).to(t.dtype)
 
 
-def _mismatch(c, o, tol):
-    """None if c matches o within tol, else (check, description). NaN/Inf must sit where o has them."""
-    if not o.is_floating_point():
-        return None if torch.equal(c, o) else ("values", f"{int((c != o).sum())} of {o.numel()} entries differ")
-    fo, fc = torch.isfinite(o), torch.isfinite(c)
-    if not torch.equal(fo, fc) or (not fo.all() and not _same(c[~fo], o[~fo])):
-        return ("nonfinite", f"NaN/Inf at {int((fo != fc).sum())} positions where the reference differs")
-    err = _err(c, o)
+def _mismatch(c, want, tol):
+    """None if c matches want within tol, else (check, description). NaN/Inf must sit where want has them."""
+    if not want.is_floating_point():
+        return None if torch.equal(c, want) else ("values", f"{int((c != want).sum())} of {want.numel()} entries "
+                                                  "differ")
+    fw, fc = torch.isfinite(want), torch.isfinite(c)
+    if not torch.equal(fw, fc) or (not fw.all() and not _same(c[~fw], want[~fw])):
+        return ("nonfinite", f"NaN/Inf at {int((fw != fc).sum())} positions where the reference differs")
+    err = _err(c, want)
     return None if err <= tol else ("values", f"max error {err:.2e} > tolerance {tol:.1e} (relative to RMS + |ref|)")
 
 
@@ -827,7 +828,7 @@ def _oracle(model64, xs, device):
     try:
         out = model64(*[(x.to(device, torch.float64) if x.is_floating_point() else x.to(device))
                         if isinstance(x, torch.Tensor) else x for x in xs])
-        return [o.double() for o in _flatten(out)]
+        return [y.double() for y in _flatten(out)]
     except RuntimeError:
         return None
     finally:
@@ -864,10 +865,10 @@ def _tolerance(r, want, o, where):
 def _fingerprint(outs, idx):
     """Per output: its entries at the sampled positions and the RMS of its finite entries (_err's scale)."""
     fps = []
-    for o, i in zip(outs, idx):
-        o = o.detach().flatten().to(torch.promote_types(o.dtype, torch.float32))
-        fin = o if bool(torch.isfinite(o).all()) else o[torch.isfinite(o)]
-        fps.append((o[i.to(o.device)].double().cpu(), float(_rms(fin)) if fin.numel() else 0.0))
+    for y, i in zip(outs, idx):
+        y = y.detach().flatten().to(torch.promote_types(y.dtype, torch.float32))
+        fin = y if bool(torch.isfinite(y).all()) else y[torch.isfinite(y)]
+        fps.append((y[i.to(y.device)].double().cpu(), float(_rms(fin)) if fin.numel() else 0.0))
     return fps
 
 
@@ -1105,39 +1106,39 @@ class Worker:
         if self.cuda:
             fences.flush_l2(self.flush_buf)
 
-    def run(self, b, probe=False, hold=False):
+    def run(self, b, probe=False, behind_hold=False):
         """One call: forward, a device-wide synchronize (side streams count), the output checked and copied into the
         judge's buffers, all before the answer that stops the judge's clock. Returns (precise ms: CUDA events on the
         current stream, or on CPU the host's clock around forward; the worker's ms: forward's start to the copy-out's
         end; on CUDA the host ms: CPU time of forward's thread in forward and of every other thread in the call, else
-        None; whether the output aliases an input; threads it left running). hold (timed calls, CUDA): the GPU is
-        held (fences.gpu_hold) while forward launches; the events start after it, the worker's ms leave it out.
+        None; whether the output aliases an input; threads it left running). behind_hold (CUDA): the GPU is held
+        (fences.gpu_hold, self.hold) while forward launches; the events start after it, the worker's ms leave it out.
         From forward to the copy-out's end the garbage collector is off and signals are blocked (again: the candidate
         may have unblocked them): a collection (gc.callbacks, finalizers) or a signal's handler (a timer armed in
         forward) would run the candidate's code in the harness after forward returned, off the precise clock."""
         was_on, blocked = _gc_on(), _sigmask(signal.SIG_BLOCK, _SIGNALS)
         _gc_disable()
         try:
-            return self._run(b, probe, hold, _sigmask(signal.SIG_BLOCK, ()))
+            return self._run(b, probe, behind_hold, _sigmask(signal.SIG_BLOCK, ()))
         finally:  # a collection runs what it triggers now, after the copy-out (signals stay blocked: worker_main)
             _sigmask(signal.SIG_SETMASK, blocked)
             if was_on:
                 _gc_enable()
 
-    def _run(self, b, probe, hold, mask):
+    def _run(self, b, probe, behind_hold, mask):
         """run() once the collector is off and the signals in mask are blocked (`deferred_work`: forward changed
         either)."""
         threads = set(threading.enumerate())
-        hold = hold and self.hold is not None
+        behind = behind_hold and self.hold is not None
         cpu0, own0 = _cpu(), _thread_cpu()  # the host clock: CPU work the hold hides from the others (charge)
         t0 = _perf()
         if self.cuda:
             stream, ev = _cuda_stream(), [_Event(enable_timing=True) for _ in range(3)]
-            if hold:
+            if behind:
                 _record(ev[2], stream)
                 self.hold(fences.HOLD_NS)
             _record(ev[0], stream)
-        t0 = t0 if hold else _perf()
+        t0 = t0 if behind else _perf()
         fwd0 = _thread_cpu()
         out = self.model(*self.stage[b])
         if self.cuda:
@@ -1154,28 +1155,28 @@ class Worker:
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
             fences.after_forward(self, Worker)  # before the harness' clone below
             stream.synchronize()
-            snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
+            snap = [y.clone() if type(y) is torch.Tensor else None for y in _flatten(out)]
         _device_sync(self.device)  # a C function held since import: no patch reaches it
-        held = _elapsed(ev[2], ev[0]) if hold else 0.0
+        hold_ms = _elapsed(ev[2], ev[0]) if behind else 0.0
         precise = _elapsed(ev[0], ev[1]) if self.cuda else (t1 - t0) * 1e3
         fences.after_forward(self, Worker)  # the harness' own overhead: on the worker's clock
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape",
                           f"forward returned {len(outs)} outputs, expected {len(self.recv)}")
-        for o, r in zip(outs, self.recv):
-            if type(o) is not torch.Tensor:
-                raise Verdict("rejected", "lazy_output", f"forward returned {type(o).__module__}.{type(o).__name__}; "
+        for y, r in zip(outs, self.recv):
+            if type(y) is not torch.Tensor:
+                raise Verdict("rejected", "lazy_output", f"forward returned {type(y).__module__}.{type(y).__name__}; "
                               "outputs must be plain torch.Tensor with their values computed")
-            for what, got, want in (("output_device", o.device, r.device), ("output_dtype", o.dtype, r.dtype),
-                                    ("output_shape", tuple(o.shape), tuple(r.shape))):
+            for what, got, want in (("output_device", y.device, r.device), ("output_dtype", y.dtype, r.dtype),
+                                    ("output_shape", tuple(y.shape), tuple(r.shape))):
                 if got != want:
                     raise Verdict("wrong_output", what, f"output has {what[7:]} {got}, expected {want}")
-            p, n = o.untyped_storage().data_ptr(), o.untyped_storage().nbytes()
+            p, n = y.untyped_storage().data_ptr(), y.untyped_storage().nbytes()
             alias = alias or any(p < q + m and q < p + n for q, m in self.in_ranges)
-            r.copy_(o)
+            r.copy_(y)
         _device_sync(self.device)
-        ms = (_perf() - t0) * 1e3 - held  # the worker's clock: forward, the synchronize, the guard, the copy-out
+        ms = (_perf() - t0) * 1e3 - hold_ms  # the worker's clock: forward, the synchronize, the guard, the copy-out
         host = ((_cpu() - cpu0) - (_thread_cpu() - own0) + fwd) * 1e3 if self.cuda else None
         # threads this call started, still running: counted before the probe's wait (after it, a thread that wakes
         # during the probe's first comparison and exits would be missed)
@@ -1356,23 +1357,16 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}{f' ({hint})' * bool(hint)}\n")
 
 
-def option_comments():
-    """{Options field: its comment}, continuation lines included, read from the source, so --help says the same."""
+def add_option_flags(p):
+    """Every Options field as a flag of the argparse parser p (--time-budget-s, --min-rounds, ...), its help the
+    field's comment (continuation lines included, read from the source: --help says what the code says)."""
     said, name = {}, None
     for line in inspect.getsource(Options).splitlines()[1:]:
-        field = re.match(r"    (\w+): [^#]*(?:#\s*(.*))?$", line)
-        more = re.match(r"\s+#\s*(.*)$", line)
-        if field:
-            name, said[field[1]] = field[1], field[2] or ""
+        first, more = re.match(r"    (\w+): [^#]*(?:#\s*(.*))?$", line), re.match(r"\s+#\s*(.*)$", line)
+        if first:
+            name, said[first[1]] = first[1], first[2] or ""
         elif more and name:
             said[name] += " " + more[1]
-    return said
-
-
-def add_option_flags(p):
-    """Every Options field as a flag of the argparse parser p (--time-budget-s, --min-rounds, ...), with its comment
-    and default as help."""
-    said = option_comments()
     for f in fields(Options):
         kind = {"type": type(f.default)} if type(f.default) is not bool else {"action": argparse.BooleanOptionalAction}
         p.add_argument("--" + f.name.replace("_", "-"), default=f.default,
@@ -1396,7 +1390,6 @@ def main(argv=None):
     p.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
     add_option_flags(p)
     a = p.parse_args(argv)
-    opts = options_of(a)
     if not (a.reference and a.candidate):
         p.error("give REFERENCE and CANDIDATE files (re-scoring other systems' kernels: bench/rescore.py)")
     if not Path(a.candidate).is_file():
@@ -1406,7 +1399,7 @@ def main(argv=None):
     except (TaskError, OSError) as e:
         p.error(str(e))
     try:
-        res = evaluate(ref_src, cand_src, a.device, **opts)
+        res = evaluate(ref_src, cand_src, a.device, **options_of(a))
     except RuntimeError as e:
         p.error(str(e))
     print(_summary(res))
