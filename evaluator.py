@@ -670,7 +670,7 @@ def _timed_rounds(s, o, tols, n_checks):
     """{side: [(precise, worker's, judge's, host ms)]}: warm-up, then paired rounds in random order, each with inputs
     drawn afresh (_draw), written into the side's own buffers inside its clock, while the other side is stopped;
     every output checked."""
-    rng, (ref, cand), recv = random.Random(secrets.randbits(64)), (s.w["ref"], s.w["cand"]), s.recv
+    rng, recv = random.Random(secrets.randbits(64)), s.recv
     clock, k = {"ref": [], "cand": []}, 0
     while True:
         timed = k >= o.warmup
@@ -691,8 +691,8 @@ def _timed_rounds(s, o, tols, n_checks):
             raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
         (alias, started), ref_alias = flags["cand"], flags["ref"][0]
         if alias or ref_alias:
-            raise (cand if alias else ref)._fail("rejected", "output_storage", "the output shares storage with an "
-                                                 "input; return a new tensor")
+            raise s.w["cand" if alias else "ref"]._fail("rejected", "output_storage", "the output shares storage with "
+                                                        "an input; return a new tensor")
         if not all(_same(a, r.to(a.device)) for a, r in zip(got["cand"], recv["cand"])):
             raise Verdict("rejected", "background_thread", f"the output changed after the call answered ({where})")
         for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
