@@ -1535,12 +1535,13 @@ def default_jobs(cores=None):
 
 def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0,
                cancel=None, pause=None):
-    """Run build processes, jobs at a time, one message each ({key: message}: ("prebuild", src, env, ref_src) or
-    ("build_spec", spec, env, owner)), in the order of msgs, until all have ended or cancel() is true; {key: the
-    Verdict of a failed build}; worker: the build processes' entry point (evaluator's worker_main). timeout: the seconds a build process may run, the time pause kept it stopped not counted
-    (evaluations beside it may keep clocks running for most of its wall time). A build's answer is data (recv_data);
-    a build that leaves a process running when it answers is `background_process`, and that process is killed with
-    it; the precompiled headers it wishes for as it builds are made here (make_pch)."""
+    """Run build processes (worker: their entry point, evaluator's worker_main), jobs at a time, one message each
+    ({key: message}: ("prebuild", src, env, ref_src) or ("build_spec", spec, env, owner)), in the order of msgs,
+    until all have ended or cancel() is true; {key: the Verdict of a failed build}. timeout: the seconds a build
+    process may run, the time pause kept it stopped not counted (evaluations beside it may keep clocks running for
+    most of its wall time). A build's answer is data (recv_data); a build that leaves a process running when it
+    answers is `background_process`, and that process is killed with it; the precompiled headers it wishes for as it
+    builds are made here (make_pch)."""
     if not msgs:
         return {}
     jobs = jobs or default_jobs()
