@@ -511,8 +511,7 @@ class _Sides:
         return (precise, ms, judged, host), alias, started
 
     def call(self, side, b, xs, where, probe=True):
-        """One checked call, made exactly as a timed one is (timed: the other side stopped, the L2 flushed, the
-        inputs written while the side is stopped, the same hold), so that no call tells the candidate it is timed
+        """One checked call, made exactly as a timed one is (timed), so that no call tells the candidate it is timed
         or checked; then the judge checks the inputs are intact."""
         w, is_ref = self.w[side], side == "ref"
         _, alias, started = self.timed(side, b, xs, probe)
