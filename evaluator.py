@@ -6,21 +6,19 @@
 The candidate is adversarial code written by a policy that is paid for speed. One evaluation, in order:
  1. static checks: the candidate parses and defines ModelNew with the reference's signatures (static_check);
  2. builds: its load_inline / load calls are compiled outside the sandbox, ahead or when asked (fences: builds);
- 3. the caller starts the processes and bounds their time: the *judge* (trusted, never runs candidate code) loads
-    the reference, makes every input from secret seeds, computes a float64 oracle, owns the clock and gives the
-    verdict; two *workers* run the same harness (Worker), one the reference's Model, one the candidate's ModelNew,
-    each with buffers it shares with the judge alone (judge, _set_up);
+ 3. the caller starts the processes and bounds their time (fences.Session): the *judge* (trusted, never runs
+    candidate code) loads the reference, makes every input from secret seeds, computes a float64 oracle, owns the
+    clock and gives the verdict; two *workers* run the same harness (Worker), one the reference's Model, one the
+    candidate's ModelNew, each with buffers it shares with the judge alone (judge, _set_up);
  4. the correctness gate: 4 input sets of 3 distributions, within a tolerance calibrated against float64;
  5. the timed rounds: paired in random order, fresh inputs every call, every output checked; then the reference
     alone (clean rounds) and the charge;
  6. a Result with a named status, its reason starting with the check that fired (llm.c's discipline: reference
     first, correctness gate, then timing).
-The walls (sandbox, process groups, audits, the L2 flush, the GPU hold) live in fences.py, called here by name, and
-so do the caller's processes: evaluate_many keeps the judge and the reference's worker for a task's next candidate
-(fences.Session) and builds in parallel (fences.build_all). THREATS.md says what is
-protected, by which check and where, what is not, and where this departs from CUDA-L1's evaluator; tests/corpus
-holds one file per attack. Sections: Result and Options; the API and the caller's side; static checks; the judge's
-steps; numerics (tolerance, oracle, charge); the worker; tasks; the CLI.
+The walls (sandbox, processes, audits, the L2 flush, the GPU hold) live in fences.py, called here by name.
+THREATS.md says what is protected, by which check and where, what is not, and where this departs from CUDA-L1's
+evaluator; tests/corpus holds one file per attack. Sections: Result and Options; the API and the caller's side;
+static checks; the judge's steps; numerics (tolerance, oracle, charge); the worker; tasks; the CLI.
 """
 import argparse
 import ast
@@ -125,111 +123,101 @@ class Options:
 
 
 LOW_PRECISION_TOL = {torch.float16: 1e-2, torch.bfloat16: 2e-2}
-
-
-HARNESS = sys.modules[__name__]  # this module, for the processes fences starts (fences cannot import it)
+BARELY_TIMED = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0, precision=0.0)  # checked in full, timed 1-2 rounds
 
 
 # ---------------------------------------------------------------------------- evaluate: the API, the caller's side
 
+# The caller's processes start in fences (Session: a judge and the reference's worker, then a worker per candidate;
+# build_all: the build processes), handed the entry points they run, as multiprocessing.Process(target=...) is:
+# worker_main and judge_main are steps of this procedure, and fences never imports this module. What fences reports
+# back is data (a build's Verdict, the judge's Result as a dict), which becomes a Result here.
+
 def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, session=None, **opts):
     """Evaluate one candidate against its reference; returns a Result (never raises for a bad candidate).
-    Sources that use an extension are built first, in a build process (built=True: build_all already did);
-    turns: the device's fences.Turns, shared with the evaluations beside this one (evaluate_many); session: a
-    fences.Session for this reference and device, whose judge and reference worker this evaluation uses and leaves
-    running for the next (default: a session of its own, closed at the end).
+    built: build_all has built both sources (else they are built here first, in a build process); turns: the device's
+    fences.Turns, shared with the evaluations beside this one (evaluate_many); session: a fences.Session for this
+    reference and device, whose judge and reference worker this evaluation uses and leaves running for the next
+    (default: a session of its own, closed at the end).
 
     >>> r = evaluate(open("tasks/cpu/relu.py").read(), relu_candidate_src, device="cpu")
     >>> r.status, r.correct, round(r.speedup, 2)      # e.g. ('ok', True, 1.31)
     >>> evaluate(ref, "print(1)").reason               # 'no_modelnew: the candidate defines no top-level class ...'
     """
-    t0 = time.time()
-    o = Options(**opts)
+    t0, o = time.time(), Options(**opts)
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise RuntimeError("device 'cuda' asked for, but torch sees no CUDA GPU (no GPU, or a CPU-only torch build)")
-    fail, same = static_check(ref_src, cand_src)
-    o = o if o.time_copies or not same else barely_timed(o)
+    res, same = static_check(ref_src, cand_src)
+    o = o if o.time_copies or not same else replace(o, **BARELY_TIMED)
     own = session is None
-    if fail is None and own:
+    if res is None and own:
         try:
-            session = fences.Session(ref_src, device, HARNESS, turns)
+            session = fences.Session(ref_src, device, worker_main, judge_main, turns)
         except fences.MemoryRefusal as e:  # before any process or build: the task cannot fit this device at all
-            fail = Result("runtime_error", reason=str(e), check="memory")
-    if fail is None and not built:  # the workers cannot run ninja (it needs setpgid, fences.stay_in_group)
-        fail = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
-                                                           progress=False, refs={cand_src: ref_src}))
-    if fail is None:
-        logdir = fences.temp_dir("cudal1-eval-")
+            res = Result("runtime_error", reason=str(e), check="memory")
+    if res is None and not built:  # the workers cannot run ninja (it needs setpgid, fences.stay_in_group)
+        res = _build_failure(ref_src, cand_src, build_all([ref_src, cand_src], device, timeout=o.build_timeout_s,
+                                                          progress=False, refs={cand_src: ref_src}))
+    if res is None:
         if session.ref_src != ref_src or session.device != device:
             raise ValueError("evaluate: the session is for another reference or device")
+        logdir = fences.temp_dir("cudal1-eval-")
         try:
-            fail = res = session.evaluate(cand_src, o, logdir)
-            if res.status in ("runtime_error", "timeout") and res.check != "reference":
-                log = Path(logdir, "candidate.log")
-                tail = short(log.read_text(errors="replace"), lines=6, width=800) if log.exists() else ""
+            res = Result(**session.evaluate(cand_src, o, logdir))
+            log = Path(logdir, "candidate.log")
+            if res.status in ("runtime_error", "timeout") and res.check != "reference" and log.exists():
+                tail = short(log.read_text(errors="replace"), lines=6, width=800)
                 res.reason += f"\ncandidate output (tail):\n{tail}" if tail else ""
         finally:
             if own:
                 session.close()
             fences.remove_temp_dir(logdir)
-    if fail.status == "ok" and (same or fail.same_as_reference):
+    if res.status == "ok" and (same or res.same_as_reference):
         why = "the model class is the reference's, renamed" if same else "it runs exactly the reference's ops"
-        timed = "" if o.time_copies else f" (timed {fail.rounds} rounds only: time_copies off)"
-        fail.reason = f"same_as_reference: {why}; no speedup credit{timed}. " + fail.reason
-    fail.same_as_reference = same or fail.same_as_reference
-    fail.seconds, fail.device = round(time.time() - t0, 3), device
-    return fail
-
-
-BARELY_TIMED = dict(min_rounds=1, max_rounds=2, time_budget_s=0.0, precision=0.0)  # checked in full, timed 1-2 rounds
-
-
-def barely_timed(o):
-    """Options that check in full and time 1-2 rounds (a copy of the reference; rl.py's ssl correctness pass)."""
-    return replace(o, **BARELY_TIMED)
+        timed = "" if o.time_copies else f" (timed {res.rounds} rounds only: time_copies off)"
+        res.reason = f"same_as_reference: {why}; no speedup credit{timed}. " + res.reason
+    res.same_as_reference = same or res.same_as_reference
+    res.seconds, res.device = round(time.time() - t0, 3), device
+    return res
 
 
 def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, phases=None,
                   overlap=None, in_flight=None, **opts):
-    """Evaluate (ref_src, cand_src) pairs: builds in parallel, over `devices` (default: fences.gpus(device)), in_flight
-    evaluations at a time per device (default: 2 on CUDA devices, 1 on the CPU) that take turns (fences.Turns): while
-    one runs candidate code, the next sets up its trusted part (processes, CUDA contexts, the reference side), and the
-    clock never shares the device. Results come back in the order of pairs; on_result(i, result) is called as each
-    one finishes (from the device threads), e.g. to save partial work.
-    overlap (default: on CUDA devices): evaluations start while the builds run, each pair once its own builds have
-    ended; the builds then run at a lower priority on all cores but 3 per device (a judge and two workers), and stop
-    while a clock runs (fences.BuildPause): they share the host, never the GPU or a clock. On the CPU the builds finish
-    first: a compiler would take the cores its clock measures.
-    phases (a dict): build_s (wall seconds until the last build ended), evaluate_s (wall seconds from the first
-    evaluation's start to the last one's end), build_wait_s (seconds a device thread waited for builds, the mean;
-    all of build_s without overlap), builds (sources that build an extension), build_failed (of those, the builds
-    that failed: compile errors, crashes, timeouts), compiled (extensions the compiler built: the other working
-    builds came from the build cache) and sessions (judges with a reference worker started) are added to it.
-    A device thread evaluates a task's candidates in turn against one judge and reference worker (fences.Session), each
-    candidate in a worker of its own: it takes the task's next ready pair first, then one of a task no other thread
-    is on. A pair whose reference was refused (check "reference": its own error above the ceiling, an overflow, a
-    broken task file) is evaluated once more, on a new session's inputs: a reference that fails on some random
-    inputs would otherwise score the candidate for the task's fault.
-    Memory (fences.memory_plan, per task): a task too large for two evaluations at once brings in_flight down to 1
-    for the whole call; one that cannot fit the device at all is `runtime_error` (check `memory`) with no process
-    started."""
+    """Evaluate (ref_src, cand_src) pairs; Results in the order of pairs, on_result(i, result) called as each ends
+    (from the device threads: e.g. to save partial work). Builds run in parallel; evaluations over `devices`
+    (default: fences.gpus(device)), in_flight at a time per device (default: 2 on CUDA, 1 on the CPU), taking turns
+    (fences.Turns): while one runs candidate code the next sets up its trusted part, and a clock has the device alone.
+    A device thread evaluates a task's candidates in turn against one judge and reference worker (fences.Session):
+    the task's next ready pair first, then one of a task no other thread is on.
+    overlap (default: on CUDA): evaluations start while the builds run, each pair once its own builds have ended; the
+    builds then run niced on all cores but 3 per device and stop while a clock runs (fences.BuildPause). On the CPU
+    the builds end first: a compiler would take the cores its clock measures.
+    A pair whose reference was refused (check "reference") is evaluated once more, on a new session's inputs: a
+    reference that fails on some random inputs would otherwise score the candidate for the task's fault.
+    Memory (fences.memory_plan): a task too large for two evaluations at once brings in_flight to 1 for the call; one
+    that cannot fit the device at all is `runtime_error` (check `memory`), with no process started.
+    phases (a dict) gets: build_s (wall seconds to the last build's end), evaluate_s (from the first evaluation's
+    start to the last one's end), build_wait_s (a device thread's mean wait for builds), builds (sources with an
+    extension), build_failed, compiled (built by the compiler, not found in the build cache), sessions (judges with a
+    reference worker started)."""
     o, devices, t0 = Options(**opts), devices or fences.gpus(device), time.time()
     overlap = device.startswith("cuda") if overlap is None else overlap
     in_flight = (2 if device.startswith("cuda") else 1) if in_flight is None else in_flight
     plans = fences.plans({r for r, _ in pairs}, devices[0], in_flight)
     in_flight = min([in_flight] + [p.in_flight for p in plans.values() if isinstance(p, fences.MemoryPlan)])
     pause = fences.BuildPause() if overlap else None
-    turns, threads = {d: fences.Turns(pause) for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
+    turns, slots = {d: fences.Turns(pause) for d in devices}, [(d, k) for d in devices for k in range(in_flight)]
     ok_so_far = [src for r, c in pairs if static_check(r, c)[0] is None for src in (c, r)]
-    q, built = fences.Queue(pairs, {src for src in ok_so_far if fences.uses_extension(src)}, threads, t0), {}
+    q, built = fences.Queue(pairs, {src for src in ok_so_far if fences.uses_extension(src)}, slots, t0), {}
     spare = dict(cores=max(1, (os.cpu_count() or 2) - 3 * len(devices)), nice=10, pause=pause) if overlap else {}
 
     builds_ended = threading.Event()  # (not the thread's join: a join that a signal interrupted marks it ended)
 
     def build():
         try:
-            fences.build_all(ok_so_far, device, HARNESS, jobs, o.build_timeout_s, progress, times=built,
-                      refs={c: r for r, c in pairs}, on_done=q.built, cancel=lambda: bool(q.errors), **spare)
+            fences.build_all(ok_so_far, device, worker_main, jobs, o.build_timeout_s, progress, times=built,
+                             refs={c: r for r, c in pairs}, on_done=lambda src, v: q.built(src, v and _failed(v)),
+                             cancel=lambda: bool(q.errors), **spare)
         except BaseException as e:
             q.fail(e)
         finally:
@@ -250,7 +238,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                 if session is None or session.ref_src != ref_src:
                     if session:
                         session.close()
-                    session = fences.Session(ref_src, dev, HARNESS, turns[dev], plans[ref_src])
+                    session = fences.Session(ref_src, dev, worker_main, judge_main, turns[dev], plans[ref_src])
                     sessions.append(session)
                 run = lambda: evaluate(ref_src, cand_src, dev, built=True, session=session, **opts)
                 results[i] = _build_failure(ref_src, cand_src, q.failed) or run()
@@ -272,7 +260,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
     fences.context()  # the forkserver, set up once before any thread uses it
     results, bar = [None] * len(pairs), fences.progress_bar(len(pairs), "evaluate", progress)
     threads = [threading.Thread(target=build, name="cudal1-builds")] + [
-        threading.Thread(target=drain, args=(d, k), name=f"cudal1-{d}-{k}") for d, k in threads]
+        threading.Thread(target=drain, args=(d, k), name=f"cudal1-{d}-{k}") for d, k in slots]
     try:
         with fences.sigterm_as_interrupt():
             threads[0].start()
@@ -303,9 +291,14 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
 
 
 def build_all(srcs, device="cpu", **kw):
-    """Compile the sources' builds ahead of their evaluation (fences.build_all, with this module's build processes):
-    {src: Result for a failed build}."""
-    return fences.build_all(srcs, device, HARNESS, **kw)
+    """Compile the sources' builds ahead of their evaluation (fences.build_all, in build processes that run
+    worker_main): {src: Result for a failed build}."""
+    return {src: _failed(v) for src, v in fences.build_all(srcs, device, worker_main, **kw).items()}
+
+
+def _failed(v):
+    """The Result that a Verdict (a check that fired, a failed build) ends an evaluation with."""
+    return Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
 
 
 def _build_failure(ref_src, cand_src, failed):
@@ -417,7 +410,7 @@ def judge_main(out, ref_conn, ref_src, device, env, logdir):
         try:
             res = judge(ref, cand, ref_src, cand_src, device, o, env, (logdir, cand_logdir), turn, known, plan)
         except Verdict as v:
-            res = Result(v.status, reason=f"{v.check}: {v.reason}", check=v.check)
+            res = _failed(v)
         except Exception as e:  # a broken task file or a harness bug: say so, do not blame the candidate
             res = Result("runtime_error", reason=f"reference: {_describe(e)}", check="reference")
         cand.conn.close()
@@ -428,13 +421,11 @@ def judge_main(out, ref_conn, ref_src, device, env, logdir):
 
 
 def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, plan):
-    """Run one evaluation (inside the judge process) and return a Result; raises Verdict on failure. In order: both
-    sides set up (the reference first, and run once here), the correctness gate, the phase probe, the profile, the
-    timed rounds, the reference's clean rounds (the candidate's processes ended), the charge. turn(what) waits for
-    the caller's word before any candidate code runs ("go") and before the profile and the clock ("clock"):
-    evaluations beside this one run their trusted set-up meanwhile.
-    logdirs: (the session's, the candidate's); known: the session's reference side (_set_up); plan: the task's
-    fences.memory_plan, as a dict."""
+    """One evaluation, in the judge process: both sides set up (the reference first, and run once here), the
+    correctness gate, the phase probe, the profile, the timed rounds, the reference's clean rounds, the charge; a
+    Result, or Verdict raised. turn(what) waits for the caller's word before any candidate code runs ("go") and
+    before the profile and the clock ("clock"). logdirs: (the session's, the candidate's); known: the session's
+    reference side (_set_up); plan: the task's fences.memory_plan, as a dict."""
     phases, t0 = {"wait": 0.0}, _perf()
 
     def lap(name, waited=0.0):  # seconds spent in each phase of the evaluation, for the caller's breakdown
@@ -449,12 +440,12 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
     _phase_probe(s, checks[-1][1](), tols)
     lap("check")
     waited = turn("clock")
-    kind, note = _profile(s, cand_src, s.hold, known)
+    kind, note = _profile(s, cand_src, known)
     lap("profile", waited)
     pins = fences.pin(s.pid.values()) if o.pin_cpus and s.device.startswith("cuda") else None
     try:
-        clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else barely_timed(o), tols,
-                              len(checks))
+        clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else replace(o, **BARELY_TIMED),
+                              tols, len(checks))
         s.audit()
         clock["clean"] = _clean_rounds(s, o, min(len(clock["ref"]), o.clean_rounds))
     finally:
@@ -491,17 +482,39 @@ class _Sides:
     idx: list = field(default_factory=list)   # per output: positions its fingerprints sample
     seen: list = field(default_factory=list)  # fingerprints of every answer so far (output_replay)
 
+    def timed(self, side, b, xs, probe=False, alone=False):
+        """((precise ms, worker's ms, judge's ms, host ms), output aliases an input, threads it left running) for one
+        call of side on its buffer set b, the other side stopped (alone: it has ended). The side is stopped too while
+        the judge sends the call and writes its inputs (nothing of them existed anywhere before), so the call is
+        waiting when it resumes: a thread of the side sees the inputs only as its worker starts forward. The judge's
+        clock runs from before the send to the answer, when the output is checked and in the judge's buffers.
+        probe: a checked call's after-the-answer probe (fences.background_probe)."""
+        w, pgid, other = self.w[side], self.pid[side], None if alone else self.pid["cand" if side == "ref" else "ref"]
+        if other:
+            fences.signal_group(other, signal.SIGSTOP)
+        try:
+            if self.device.startswith("cuda"):
+                w("prep")  # L2 flush, untimed: the buffers still hold the last call's inputs
+            t0 = _perf()
+            fences.stop_group(pgid)
+            w.send("run", b, probe, self.hold)
+            for t, x in zip(self.stage[side][b], xs):
+                if isinstance(t, torch.Tensor):
+                    t.copy_(x)
+            _device_sync(self.device)
+            fences.signal_group(pgid, signal.SIGCONT)
+            precise, ms, host, alias, started = w.reply()
+            judged = (_perf() - t0) * 1e3
+        finally:
+            if other:
+                fences.signal_group(other, signal.SIGCONT)
+        return (precise, ms, judged, host), alias, started
+
     def call(self, side, b, xs, where, probe=True):
-        """One checked call, made exactly as a timed one is (_timed: the other side stopped, the L2 flushed, the
-        inputs written while the side is stopped, the same hold), so that no call tells the candidate it is timed
+        """One checked call, made exactly as a timed one is (timed), so that no call tells the candidate it is timed
         or checked; then the judge checks the inputs are intact."""
         w, is_ref = self.w[side], side == "ref"
-        other = self.pid["cand" if is_ref else "ref"]
-        fences.signal_group(other, signal.SIGSTOP)
-        try:
-            _, alias, started = _timed(w, self.pid[side], self.stage[side][b], xs, b, self.hold, self.device, probe)
-        finally:
-            fences.signal_group(other, signal.SIGCONT)
+        _, alias, started = self.timed(side, b, xs, probe)
         if not _intact(self.stage[side][b], xs):
             who = "the reference modifies its inputs; fix the task" if is_ref else "the candidate modified its inputs"
             raise Verdict("runtime_error" if is_ref else "rejected", "reference" if is_ref else "input_mutation",
@@ -528,15 +541,13 @@ class _Sides:
 
 
 def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known, plan):
-    """(_Sides, the correctness gate's input sets (kind, make), the float64 reference or None): the
-    workers prepare their harness while the judge runs the reference once itself (its output spec, whether it is
-    deterministic); then each side gets its own buffers, the reference builds its model, go() waits for the turn
-    of candidate code, the candidate builds its model, and a first audit follows.
-    known: the session's reference side (this module here, its worker's process group, both sides' buffers), filled
-    by its first candidate and kept for the next ones; each candidate still gets its own seeds, inputs and reference
-    model (its worker builds the model again from the candidate's seed), and its own worker. plan: fences.memory_plan's,
-    for the resident input sets and the oracle's place; the correctness sets are drawn one at a time (made again
-    from their seeds), so that one is resident."""
+    """(_Sides, the correctness gate's input sets (kind, make), the float64 reference or None). The workers prepare
+    their harness while the judge runs the reference once itself (its output spec, its determinism); then each side
+    gets its buffers, the reference builds its model, go() waits for the turn of candidate code, the candidate builds
+    its model, and a first audit follows. known: the session's reference side (its module here, its worker's process
+    group, both sides' buffers), filled by the first candidate; each candidate still gets its own seeds, inputs,
+    reference model and worker. plan: how many input sets stay resident and where the oracle runs (the correctness
+    sets are made one at a time, again from their seeds)."""
     first = not known
     if first:
         known.update(mod=_exec_module(ref_src, "reference", Path(logdirs[0]) / "reference_judge.py"), pid=ref("pid"))
@@ -558,7 +569,7 @@ def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known, pl
     except RuntimeError:
         model64 = None
     checks = [(kind, lambda i=i, kind=kind: _vary(_make_inputs(ref_mod, device, seeds[i % 2]), kind, seeds[i]))
-              for i, kind in enumerate(("task", "task", "wide", "edge"))]
+              for i, kind in enumerate(INPUT_KINDS)]
     digest = cand.reply()  # the audit's baseline, taken before any task code
     # both sides' buffers are the session's: a killed worker never gives back shared CUDA memory, which torch then
     # keeps (GBs after a few candidates of a big task); the caller hands over a candidate only once the last one's
@@ -629,11 +640,10 @@ def _phase_probe(s, xs, tols):
     ref("mode", True)
 
 
-def _profile(s, cand_src, hold, known):
+def _profile(s, cand_src, known):
     """(speedup kind, the result's note): the candidate's own kernel, library calls, or the reference's own ops.
-    The reference, whose ops are the same for every candidate, is profiled once a session (known): its worker then
-    times every candidate after one profile, as each candidate's worker does (a profile moves the level of the calls
-    after it: RESULTS.md on the clock)."""
+    The reference's ops are the same for every candidate: it is profiled once a session (known), so that each side
+    is timed after exactly one profile (a profile moves the level of the calls after it)."""
     cuda = s.device.startswith("cuda")
     if "profile" not in known:
         known["profile"] = s.w["ref"]("profile", 0)
@@ -643,7 +653,7 @@ def _profile(s, cand_src, hold, known):
     errors = [p["error"] for p in profs if "error" in p]
     kind = f"unknown ({errors[0]})" if errors else speedup_kind(*profs, cand_src, cuda)
     note = ("custom kernel built but never ran; " if profs[1]["has_ext"] and kind != "custom_kernel" else "")
-    if cuda and not hold:
+    if cuda and not s.hold:
         note += "timed without the GPU hold (no Triton?): the CPU's launch latency is included; "
     return kind, note
 
@@ -659,7 +669,7 @@ def _timed_rounds(s, o, tols, n_checks):
     """{side: [(precise, worker's, judge's, host ms)]}: warm-up, then paired rounds in random order, each with inputs
     drawn afresh (_draw), written into the side's own buffers inside its clock, while the other side is stopped;
     every output checked."""
-    rng, (ref, cand), recv = random.Random(secrets.randbits(64)), (s.w["ref"], s.w["cand"]), s.recv
+    rng, recv = random.Random(secrets.randbits(64)), s.recv
     clock, k = {"ref": [], "cand": []}, 0
     while True:
         timed = k >= o.warmup
@@ -671,12 +681,7 @@ def _timed_rounds(s, o, tols, n_checks):
         b, xs = k % len(s.stage["ref"]), _draw(s, rng)
         got, flags = {}, {}
         for side in rng.sample(["ref", "cand"], 2):
-            other = s.pid["cand" if side == "ref" else "ref"]
-            fences.signal_group(other, signal.SIGSTOP)  # the other side cannot run
-            try:
-                ms, *flags[side] = _timed(s.w[side], s.pid[side], s.stage[side][b], xs, b, s.hold, s.device)
-            finally:
-                fences.signal_group(other, signal.SIGCONT)
+            ms, *flags[side] = s.timed(side, b, xs)
             got[side] = [_keep(r, s.rounds_host) for r in recv[side]]  # the answer as it stood when the clock stopped
             if timed:
                 clock[side].append(ms if o.host_clock else ms[:3])
@@ -685,8 +690,8 @@ def _timed_rounds(s, o, tols, n_checks):
             raise Verdict("rejected", "input_mutation", f"the candidate modified its inputs ({where})")
         (alias, started), ref_alias = flags["cand"], flags["ref"][0]
         if alias or ref_alias:
-            raise (cand if alias else ref)._fail("rejected", "output_storage", "the output shares storage with an "
-                                                 "input; return a new tensor")
+            raise s.w["cand" if alias else "ref"]._fail("rejected", "output_storage", "the output shares storage with "
+                                                        "an input; return a new tensor")
         if not all(_same(a, r.to(a.device)) for a, r in zip(got["cand"], recv["cand"])):
             raise Verdict("rejected", "background_thread", f"the output changed after the call answered ({where})")
         for j, (c, r, t) in enumerate(zip(got["cand"], got["ref"], tols)):
@@ -709,48 +714,20 @@ def _clean_rounds(s, o, n):
     rng, clean = random.Random(secrets.randbits(64)), []
     for k in range(n):
         b = k % len(s.stage["ref"])
-        ms, *_ = _timed(s.w["ref"], s.pid["ref"], s.stage["ref"][b], _draw(s, rng), b, s.hold, s.device)
+        ms, *_ = s.timed("ref", b, _draw(s, rng), alone=True)
         clean.append(ms if o.host_clock else ms[:3])
     return clean
 
 
 def _precise_enough(clock, precision):
-    """Is the speedup known within +-precision? 95% confidence from the rounds' paired log ratios of the precise
-    clocks (1.96 x their standard error), if the precise clock is what the candidate is charged so far; a wider
-    clock's bound that decides is a level (_level) over the rounds so far, which a few rounds move (bench/RESULTS.md,
-    on throughput): then the time budget decides. precision 0: never (the time budget and max_rounds decide)."""
+    """Is the speedup known within +-precision (0: never asked)? 95% confidence from the rounds' paired log ratios of
+    the precise clocks, once the precise clock is what the candidate is charged: a wider clock's bound is a level over
+    the rounds so far, which a few rounds move, so then the time budget decides."""
     if not precision or len(clock["ref"]) < 2:
         return False
     r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
     return (1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)  # the charge only once that holds
             and charge(clock)[1] <= _level([x[0] for x in clock["cand"]]))
-
-
-def _timed(w, pgid, stage, xs, b, hold, device, probe=False):
-    """((precise ms, worker's ms, judge's ms, host ms), output aliases an input, threads it left running) for one call
-    (probe: a checked call's after-the-answer probe, fences.background_probe; nothing forward can see before it
-    returns).
-    The side's process group is stopped while the judge sends the call and then writes its inputs (nothing of this
-    call's content existed anywhere before), so when it resumes the call is already waiting: a thread of the side
-    sees the inputs only as its worker starts forward (a dispatch, ~10-50 us on an idle machine). The judge's clock
-    runs from before the send to the answer, when the output is checked and in the judge's buffers."""
-    if device.startswith("cuda"):
-        w("prep")  # L2 flush, untimed: the buffers still hold the last call's inputs
-    t0 = _perf()
-    _write_stopped(pgid, stage, xs, device, before=lambda: w.send("run", b, probe, hold))
-    precise, ms, host, alias, started = w.reply()
-    return (precise, ms, (_perf() - t0) * 1e3, host), alias, started
-
-
-def _write_stopped(pgid, stage, xs, device, before=None):
-    """Write a call's inputs into the side's buffers while its process group is stopped (before(), e.g. sending a
-    timed call, runs first, so that the call is waiting when the side resumes), then let the side go on."""
-    fences.stop_group(pgid)
-    if before:
-        before()
-    _fill(stage, xs)
-    _device_sync(device)
-    fences.signal_group(pgid, signal.SIGCONT)
 
 
 def _make_inputs(mod, device, seed):
@@ -761,7 +738,7 @@ def _make_inputs(mod, device, seed):
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]
 
 
-INPUT_KINDS = ("task", "task", "wide", "edge")  # the distributions a timed round draws from (the task's own: half)
+INPUT_KINDS = ("task", "task", "wide", "edge")  # the correctness sets' distributions, which a timed round draws from
 
 
 def _vary(xs, kind, seed):
@@ -786,58 +763,53 @@ def _vary(xs, kind, seed):
     return xs
 
 
-def _fill(stage, xs):
-    for s, x in zip(stage, xs):
-        if isinstance(s, torch.Tensor):
-            s.copy_(x)
-
-
 def _intact(stage, xs):
     return all(_same(s, x) for s, x in zip(stage, xs) if isinstance(s, torch.Tensor))
 
 
 # ---------------------------------------------------------------------------- numerics: tolerance, oracle, the charge
 
-def _err(x, o):
-    """Worst |x - o| / (rms(o) + |o|) over the finite entries of o, in the wider of their dtypes (fp32 at least:
-    near values subtract exactly, so fp32 is enough against an fp32 answer, and a float64 oracle stays float64)."""
-    fin = torch.isfinite(o)
+def _err(x, want):
+    """Worst |x - want| / (rms(want) + |want|) over the finite entries of want, in the wider of their dtypes (fp32 at
+    least: near values subtract exactly, so fp32 is enough against an fp32 answer; a float64 oracle stays float64)."""
+    fin = torch.isfinite(want)
     if not fin.all():  # masking copies: only when some entry is not finite
         if not fin.any():
             return 0.0
-        x, o = x[fin], o[fin]
-    dtype = torch.promote_types(torch.promote_types(x.dtype, o.dtype), torch.float32)
-    x, o = x.flatten(), o.flatten()
-    rms = _rms(o).to(dtype)
-    return max((_rel_err(x[i:i + CHUNK].to(dtype), o[i:i + CHUNK].to(dtype), rms)
-                for i in range(0, o.numel(), CHUNK)), default=0.0)
+        x, want = x[fin], want[fin]
+    dtype = torch.promote_types(torch.promote_types(x.dtype, want.dtype), torch.float32)
+    x, want = x.flatten(), want.flatten()
+    rms = _rms(want).to(dtype)
+    return max((_rel_err(x[i:i + CHUNK].to(dtype), want[i:i + CHUNK].to(dtype), rms)
+                for i in range(0, want.numel(), CHUNK)), default=0.0)
 
 
 CHUNK = 1 << 26  # elements compared at a time: temporaries stay small beside KernelBench's multi-GB outputs
 
 
-def _rel_err(x, o, rms):
-    return float(((x - o).abs() / (rms + o.abs() + 1e-30)).max())
+def _rel_err(x, want, rms):
+    return float(((x - want).abs() / (rms + want.abs() + 1e-30)).max())
 
 
-def _rms(o):
-    """The RMS of o, in chunks, scaled (squares of huge fp32 values would overflow), accumulated in float64."""
-    o = o.flatten()
-    if not o.numel():
-        return torch.zeros((), dtype=o.dtype, device=o.device)
-    big = torch.maximum(o.amax().abs(), o.amin().abs()).double().clamp_min(1e-30)
-    squares = sum(float((o[i:i + CHUNK].double() / big).pow(2).sum()) for i in range(0, o.numel(), CHUNK))
-    return (big * math.sqrt(squares / o.numel())).to(o.dtype)
+def _rms(t):
+    """The RMS of t, in chunks, scaled (squares of huge fp32 values would overflow), accumulated in float64."""
+    t = t.flatten()
+    if not t.numel():
+        return torch.zeros((), dtype=t.dtype, device=t.device)
+    big = torch.maximum(t.amax().abs(), t.amin().abs()).double().clamp_min(1e-30)
+    squares = sum(float((t[i:i + CHUNK].double() / big).pow(2).sum()) for i in range(0, t.numel(), CHUNK))
+    return (big * math.sqrt(squares / t.numel())).to(t.dtype)
 
 
-def _mismatch(c, o, tol):
-    """None if c matches o within tol, else (check, description). NaN/Inf must sit where o has them."""
-    if not o.is_floating_point():
-        return None if torch.equal(c, o) else ("values", f"{int((c != o).sum())} of {o.numel()} entries differ")
-    fo, fc = torch.isfinite(o), torch.isfinite(c)
-    if not torch.equal(fo, fc) or (not fo.all() and not _same(c[~fo], o[~fo])):
-        return ("nonfinite", f"NaN/Inf at {int((fo != fc).sum())} positions where the reference differs")
-    err = _err(c, o)
+def _mismatch(c, want, tol):
+    """None if c matches want within tol, else (check, description). NaN/Inf must sit where want has them."""
+    if not want.is_floating_point():
+        return None if torch.equal(c, want) else ("values", f"{int((c != want).sum())} of {want.numel()} entries "
+                                                  "differ")
+    fw, fc = torch.isfinite(want), torch.isfinite(c)
+    if not torch.equal(fw, fc) or (not fw.all() and not _same(c[~fw], want[~fw])):
+        return ("nonfinite", f"NaN/Inf at {int((fw != fc).sum())} positions where the reference differs")
+    err = _err(c, want)
     return None if err <= tol else ("values", f"max error {err:.2e} > tolerance {tol:.1e} (relative to RMS + |ref|)")
 
 
@@ -855,7 +827,7 @@ def _oracle(model64, xs, device):
     try:
         out = model64(*[(x.to(device, torch.float64) if x.is_floating_point() else x.to(device))
                         if isinstance(x, torch.Tensor) else x for x in xs])
-        return [o.double() for o in _flatten(out)]
+        return [y.double() for y in _flatten(out)]
     except RuntimeError:
         return None
     finally:
@@ -892,18 +864,17 @@ def _tolerance(r, want, o, where):
 def _fingerprint(outs, idx):
     """Per output: its entries at the sampled positions and the RMS of its finite entries (_err's scale)."""
     fps = []
-    for o, i in zip(outs, idx):
-        o = o.detach().flatten().to(torch.promote_types(o.dtype, torch.float32))
-        fin = o if bool(torch.isfinite(o).all()) else o[torch.isfinite(o)]
-        fps.append((o[i.to(o.device)].double().cpu(), float(_rms(fin)) if fin.numel() else 0.0))
+    for y, i in zip(outs, idx):
+        y = y.detach().flatten().to(torch.promote_types(y.dtype, torch.float32))
+        fin = y if bool(torch.isfinite(y).all()) else y[torch.isfinite(y)]
+        fps.append((y[i.to(y.device)].double().cpu(), float(_rms(fin)) if fin.numel() else 0.0))
     return fps
 
 
 def _replays(c, want, idx, earlier, tol):
-    """Is this wrong output (on the sampled entries) an earlier call's answer, within the tolerance, and not this
-    call's? Twice the tolerance: the earlier answers are the reference's own outputs, which sit up to one tolerance
-    from the float64 answer the candidate is checked against. (A replay need not repeat the earlier answer bit for
-    bit: a CUDA graph replaying its first input rounds differently from the reference's eager kernels.)"""
+    """Is this wrong output (on the sampled entries) an earlier call's answer and not this call's? Within twice the
+    tolerance: the earlier answers are the reference's, up to one tolerance from the float64 answer the candidate is
+    checked against, and a replay need not be bitwise (a CUDA graph rounds differently from eager kernels)."""
     now = c.flatten()[idx.to(c.device)].double().cpu()
     return (_rel_err(now, *_fingerprint([want], [idx])[0]) > 2 * tol
             and any(_rel_err(now, *fp) <= 2 * tol for fp in earlier))
@@ -916,8 +887,7 @@ def _spread(xs):
 
 def _level(xs):
     """A clock's level over the timed calls: the mean of the medians of the even and of the odd calls. Rounds
-    alternate the two buffer sets, and a side's time can alternate with them (RESULTS.md on the clock): the median of
-    such a mixture falls anywhere between the two."""
+    alternate the two buffer sets and a side's time can alternate with them: a mixture's median falls anywhere."""
     return statistics.median(xs) if len(xs) < 2 else (statistics.median(xs[0::2]) + statistics.median(xs[1::2])) / 2
 
 
@@ -927,36 +897,29 @@ def charge(clock, slack=0.02, rel=(0.05, 0.03)):
 
     Levels are _level()s over the calls. The reference costs the level of its precise clock: CUDA events on forward's
     stream from the end of the hold (GPU time), or on CPU the host's clock around forward. The candidate costs the
-    larger of its precise clock and two bounds, one per wider clock: the worker's (forward to the end of the copy-out:
-    side streams and work hidden in the harness) and the judge's (from before it writes the inputs to the answer:
-    everything, and no code of the candidate's can touch it). A bound is the candidate's level on that clock less the
-    reference's level of overhead there (the part of the wider clock beyond the precise one) less an allowance for
-    noise, the largest of: `slack` x the reference's time; rel[clock] x that overhead (two processes running the same
-    code differ there by up to ~5% of the worker's overhead and ~3% of the judge's, bench/RESULTS.md); what that clock
-    cannot resolve (3 x the IQR of the reference's overhead there / sqrt(rounds)). Hidden work under the allowance is
-    free; forged precise or worker clocks leave the judge's. The host clock (CUDA: the CPU time forward's thread spent
-    in forward and every other thread of the worker spent in the call) bounds the candidate too, less the reference's
-    level there and the same kind of allowance: CPU work that the GPU hold hides from the other clocks is charged. Every
-    level of the reference is capped by its clean level (fences.clean_cap): GPU work the candidate left running while
-    the reference was timed cannot raise the reference's time or the overhead subtracted from the candidate's bounds.
+    larger of its precise clock and a bound per wider clock: the worker's (forward to the end of the copy-out: side
+    streams, work hidden in the harness), the judge's (from before it writes the inputs to the answer: everything,
+    and no code of the candidate's can touch it) and on CUDA the host's (CPU time of forward's thread in forward and
+    of the worker's other threads in the call: CPU work the GPU hold hides). A bound is the candidate's level on that
+    clock less the reference's overhead there (its level beyond the precise clock; on the host clock, all of it) less
+    an allowance for noise, the largest of: `slack` x the reference's time; rel[clock] x that overhead (two processes
+    running the same code differ there by up to ~5% of the worker's and ~3% of the judge's); 3 x the IQR of the
+    reference's overhead there / sqrt(rounds). Hidden work under the allowance is free; forged precise or worker
+    clocks leave the judge's. Every level of the reference is capped by its clean level (fences.clean_cap): GPU work
+    the candidate left running cannot raise the reference's time or the overhead taken off the candidate's bounds.
 
     >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
     (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
     """
     ref, cand, clean = clock["ref"], clock["cand"], clock.get("clean", [])
     ref_ms, bounds = fences.clean_cap(_level([x[0] for x in ref]), [x[0] for x in clean], slack), []
-    for c, share in zip((1, 2), rel):  # the worker's clock, the judge's
-        over = torch.tensor([x[c] - x[0] for x in ref], dtype=torch.float64)
-        q = over.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
-        over_ms = fences.clean_cap(_level(over.tolist()), [x[c] - x[0] for x in clean], share)
+    host = all(len(x) > 3 and x[3] is not None for x in ref + cand)
+    for c, share in [(1, rel[0]), (2, rel[1])] + [(3, rel[0])] * host:  # the worker's clock, the judge's, the host's
+        over = [x[c] - x[0] if c < 3 else x[c] for x in ref]  # (the host clock is CPU time in the call: all overhead)
+        q = torch.tensor(over, dtype=torch.float64).quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
+        over_ms = fences.clean_cap(_level(over), [x[c] - x[0] if c < 3 else x[c] for x in clean], share)
         allow = max(slack * ref_ms, share * over_ms, 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
         bounds.append(_level([x[c] for x in cand]) - over_ms - allow)
-    if all(len(x) > 3 and x[3] is not None for x in ref + cand):  # the host clock: CPU time in the call
-        host = torch.tensor([x[3] for x in ref], dtype=torch.float64)
-        q = host.quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
-        host_ms = fences.clean_cap(_level(host.tolist()), [x[3] for x in clean], rel[0])
-        allow = max(slack * ref_ms, rel[0] * host_ms, 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
-        bounds.append(_level([x[3] for x in cand]) - host_ms - allow)
     cand_ms = max(_level([x[0] for x in cand]), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
     return ref_ms, cand_ms, _spread([x[0] for x in ref])[0], _spread([x[0] for x in cand])[0]
 
@@ -973,6 +936,8 @@ def speedup_kind(ref_prof, cand_prof, cand_src, cuda):
     if ran or (not cuda and (cand_prof["ext_calls"] or ops)):
         return "custom_kernel"
     return "reference_ops" if cand_prof["ops"] == ref_prof["ops"] else "framework_ops"
+
+
 def _is_const(v):
     return isinstance(v, (bool, int, float, str)) or (isinstance(v, (tuple, list)) and all(map(_is_const, v)))
 
@@ -990,10 +955,9 @@ def _same(a, b):
 # ---------------------------------------------------------------------------- worker: runs Model or ModelNew
 
 def worker_main(conn, device, logdir, role, nice=0, owner=None):
-    """A worker process: answer the judge's messages until told to stop or until the first failure. nice: a build
-    process's niceness (builds alongside timed evaluations yield the cores to them); owner: the build cache folder a
-    build process may write (fences.owner_of its source). Every answer is data (fences.send_data), of the shape
-    REPLIES names for the request; the judge's messages to it are the trusted side's."""
+    """A worker (or build) process: answer the trusted side's messages, each with data of the shape REPLIES names
+    (fences.send_data), until the connection ends or the first failure. nice: a build process's niceness (beside
+    timed evaluations); owner: the build cache folder a build process may write (fences.owner_of its source)."""
     # every thread started from here on (CUDA's, OpenMP's) blocks them too: none can take a signal whose handler
     # would run in the main thread inside the harness (run)
     if not role.startswith("build"):
@@ -1007,16 +971,13 @@ def worker_main(conn, device, logdir, role, nice=0, owner=None):
             return
         try:
             reply = ("ok", getattr(worker, msg[0])(*msg[1:]))
-        except Verdict as v:
-            reply = ("fail", v.status, v.check, v.reason)
-        except (torch.cuda.OutOfMemoryError, MemoryError) as e:
-            reply = ("fail", "runtime_error", "oom", _describe(e))
-        except BaseException as e:  # the candidate's own exceptions, SystemExit included
+        except BaseException as e:  # a check that fired, or the candidate's own exceptions (SystemExit included)
             text = str(e)
-            kind = ("cuda_error" if "CUDA error" in text or "illegal memory access" in text else
+            kind = ("oom" if isinstance(e, (torch.cuda.OutOfMemoryError, MemoryError)) else
+                    "cuda_error" if "CUDA error" in text or "illegal memory access" in text else
                     "oom" if "can't allocate memory" in text or "out of memory" in text else "exception")
-            v = _as_verdict(e, "runtime_error", kind) if isinstance(e, Exception) else None
-            reply = ("fail", v.status, v.check, v.reason) if v else ("fail", "runtime_error", kind, _describe(e))
+            v = e if isinstance(e, Verdict) else _as_verdict(e, "runtime_error", kind)
+            reply = ("fail", v.status, v.check, v.reason)
         fences.send_data(conn, reply)
         if reply[0] == "fail":
             return
@@ -1031,8 +992,9 @@ REPLIES = {"pid": int, "prepare": str, "audit": str, "held": bool, "buffers": No
 
 
 def _watched():
-    """The namespaces the audits watch (fences.watched): torch's, this module's and Worker's, fences'."""
-    return fences.watched(sys.modules[__name__], Worker)
+    """The namespaces the audits watch (fences.watched): torch's, fences', and the harness' own, which candidate code
+    in a worker could patch: this module (its clocks, its checks) and Worker."""
+    return fences.watched(harness=(sys.modules[__name__], False), Worker=(Worker, True))
 
 
 class Worker:
@@ -1089,8 +1051,8 @@ class Worker:
             raise RuntimeError(f"Error building extension '{spec['args']['name']}': {ans[1]}")
 
     def prepare(self, env):
-        """Before any candidate code: the harness' CUDA side and the audits' baselines (fences.prepare_worker);
-        their digest, which the judge keeps (the worker's copies are reachable by the candidate)."""
+        """Before any candidate code: the harness' CUDA side and the audits' baselines (fences.prepare_worker); their
+        digest, which the judge keeps (the worker's copies are reachable by the candidate)."""
         return fences.prepare_worker(self, env, _watched())
 
     def digest(self):
@@ -1115,7 +1077,7 @@ class Worker:
         _device_sync(self.device)  # its work done before the answer (the reference's: before another's clock)
         # what the harness touches right after forward returns (tensor methods, builtins, itself): compared after
         # every call (import and construction are audited separately against the state before them)
-        self.guard = fences.after_forward_watch(sys.modules[__name__], Worker)
+        self.guard = fences.after_forward_watch(harness=sys.modules[__name__], Worker=Worker)
         self._own(conn=self.conn)
 
     def _own(self, **attrs):
@@ -1143,42 +1105,39 @@ class Worker:
         if self.cuda:
             fences.flush_l2(self.flush_buf)
 
-    def run(self, b, probe=False, hold=False):
-        """One call: forward, a device-wide synchronize (side streams count), then the output checked and copied
-        into the judge's buffers, all before the answer that stops the judge's clock. Returns (the precise ms: CUDA
-        events on the current stream, or on CPU the host's clock around forward; the worker's ms: from forward's
-        start to the end of the copy-out; on CUDA the host ms: the CPU time of forward's thread in forward and of
-        every other thread in the call, else None; whether the output aliases an input; threads it left running).
-        hold (timed calls, CUDA): the GPU is held (fences.gpu_hold) while forward launches; the events start after it,
-        and the worker's ms leave out its length.
-        From before forward to after the copy-out the garbage collector is off and signals are blocked (in every
-        thread of a worker from its start; here again, in case the candidate unblocked them): a collection
-        (gc.callbacks, finalizers) or a signal's handler (a timer armed in forward) would run the candidate's code
-        in the harness after forward returned, off the precise clock and under the wider clocks' allowance. A
-        collection runs after the copy-out, on nothing."""
+    def run(self, b, probe=False, behind_hold=False):
+        """One call: forward, a device-wide synchronize (side streams count), the output checked and copied into the
+        judge's buffers, all before the answer that stops the judge's clock. Returns (precise ms: CUDA events on the
+        current stream, or on CPU the host's clock around forward; the worker's ms: forward's start to the copy-out's
+        end; on CUDA the host ms: CPU time of forward's thread in forward and of every other thread in the call, else
+        None; whether the output aliases an input; threads it left running). behind_hold (CUDA): the GPU is held
+        (fences.gpu_hold, self.hold) while forward launches; the events start after it, the worker's ms leave it out.
+        From forward to the copy-out's end the garbage collector is off and signals are blocked (again: the candidate
+        may have unblocked them): a collection (gc.callbacks, finalizers) or a signal's handler (a timer armed in
+        forward) would run the candidate's code in the harness after forward returned, off the precise clock."""
         was_on, blocked = _gc_on(), _sigmask(signal.SIG_BLOCK, _SIGNALS)
         _gc_disable()
         try:
-            return self._run(b, probe, hold, _sigmask(signal.SIG_BLOCK, ()))
+            return self._run(b, probe, behind_hold, _sigmask(signal.SIG_BLOCK, ()))
         finally:  # a collection runs what it triggers now, after the copy-out (signals stay blocked: worker_main)
             _sigmask(signal.SIG_SETMASK, blocked)
             if was_on:
                 _gc_enable()
 
-    def _run(self, b, probe, hold, mask):
+    def _run(self, b, probe, behind_hold, mask):
         """run() once the collector is off and the signals in mask are blocked (`deferred_work`: forward changed
         either)."""
         threads = set(threading.enumerate())
-        hold = hold and self.hold is not None
+        behind = behind_hold and self.hold is not None
         cpu0, own0 = _cpu(), _thread_cpu()  # the host clock: CPU work the hold hides from the others (charge)
         t0 = _perf()
         if self.cuda:
             stream, ev = _cuda_stream(), [_Event(enable_timing=True) for _ in range(3)]
-            if hold:
+            if behind:
                 _record(ev[2], stream)
                 self.hold(fences.HOLD_NS)
             _record(ev[0], stream)
-        t0 = t0 if hold else _perf()
+        t0 = t0 if behind else _perf()
         fwd0 = _thread_cpu()
         out = self.model(*self.stage[b])
         if self.cuda:
@@ -1195,28 +1154,28 @@ class Worker:
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
             fences.after_forward(self, Worker)  # before the harness' clone below
             stream.synchronize()
-            snap = [o.clone() if type(o) is torch.Tensor else None for o in _flatten(out)]
+            snap = [y.clone() if type(y) is torch.Tensor else None for y in _flatten(out)]
         _device_sync(self.device)  # a C function held since import: no patch reaches it
-        held = _elapsed(ev[2], ev[0]) if hold else 0.0
+        hold_ms = _elapsed(ev[2], ev[0]) if behind else 0.0
         precise = _elapsed(ev[0], ev[1]) if self.cuda else (t1 - t0) * 1e3
         fences.after_forward(self, Worker)  # the harness' own overhead: on the worker's clock
         outs, alias = (out if type(out) in (tuple, list) else [out]), False
         if len(outs) != len(self.recv):
             raise Verdict("wrong_output", "output_shape",
                           f"forward returned {len(outs)} outputs, expected {len(self.recv)}")
-        for o, r in zip(outs, self.recv):
-            if type(o) is not torch.Tensor:
-                raise Verdict("rejected", "lazy_output", f"forward returned {type(o).__module__}.{type(o).__name__}; "
+        for y, r in zip(outs, self.recv):
+            if type(y) is not torch.Tensor:
+                raise Verdict("rejected", "lazy_output", f"forward returned {type(y).__module__}.{type(y).__name__}; "
                               "outputs must be plain torch.Tensor with their values computed")
-            for what, got, want in (("output_device", o.device, r.device), ("output_dtype", o.dtype, r.dtype),
-                                    ("output_shape", tuple(o.shape), tuple(r.shape))):
+            for what, got, want in (("output_device", y.device, r.device), ("output_dtype", y.dtype, r.dtype),
+                                    ("output_shape", tuple(y.shape), tuple(r.shape))):
                 if got != want:
                     raise Verdict("wrong_output", what, f"output has {what[7:]} {got}, expected {want}")
-            p, n = o.untyped_storage().data_ptr(), o.untyped_storage().nbytes()
+            p, n = y.untyped_storage().data_ptr(), y.untyped_storage().nbytes()
             alias = alias or any(p < q + m and q < p + n for q, m in self.in_ranges)
-            r.copy_(o)
+            r.copy_(y)
         _device_sync(self.device)
-        ms = (_perf() - t0) * 1e3 - held  # the worker's clock: forward, the synchronize, the guard, the copy-out
+        ms = (_perf() - t0) * 1e3 - hold_ms  # the worker's clock: forward, the synchronize, the guard, the copy-out
         host = ((_cpu() - cpu0) - (_thread_cpu() - own0) + fwd) * 1e3 if self.cuda else None
         # threads this call started, still running: counted before the probe's wait (after it, a thread that wakes
         # during the probe's first comparison and exits would be missed)
@@ -1397,23 +1356,16 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}{f' ({hint})' * bool(hint)}\n")
 
 
-def option_comments():
-    """{Options field: its comment}, continuation lines included, read from the source, so --help says the same."""
+def add_option_flags(p):
+    """Every Options field as a flag of the argparse parser p (--time-budget-s, --min-rounds, ...), its help the
+    field's comment (continuation lines included, read from the source: --help says what the code says)."""
     said, name = {}, None
     for line in inspect.getsource(Options).splitlines()[1:]:
-        field = re.match(r"    (\w+): [^#]*(?:#\s*(.*))?$", line)
-        more = re.match(r"\s+#\s*(.*)$", line)
-        if field:
-            name, said[field[1]] = field[1], field[2] or ""
+        first, more = re.match(r"    (\w+): [^#]*(?:#\s*(.*))?$", line), re.match(r"\s+#\s*(.*)$", line)
+        if first:
+            name, said[first[1]] = first[1], first[2] or ""
         elif more and name:
             said[name] += " " + more[1]
-    return said
-
-
-def add_option_flags(p):
-    """Every Options field as a flag of the argparse parser p (--time-budget-s, --min-rounds, ...), with its comment
-    and default as help."""
-    said = option_comments()
     for f in fields(Options):
         kind = {"type": type(f.default)} if type(f.default) is not bool else {"action": argparse.BooleanOptionalAction}
         p.add_argument("--" + f.name.replace("_", "-"), default=f.default,
@@ -1437,7 +1389,6 @@ def main(argv=None):
     p.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
     add_option_flags(p)
     a = p.parse_args(argv)
-    opts = options_of(a)
     if not (a.reference and a.candidate):
         p.error("give REFERENCE and CANDIDATE files (re-scoring other systems' kernels: bench/rescore.py)")
     if not Path(a.candidate).is_file():
@@ -1447,7 +1398,7 @@ def main(argv=None):
     except (TaskError, OSError) as e:
         p.error(str(e))
     try:
-        res = evaluate(ref_src, cand_src, a.device, **opts)
+        res = evaluate(ref_src, cand_src, a.device, **options_of(a))
     except RuntimeError as e:
         p.error(str(e))
     print(_summary(res))

@@ -1506,20 +1506,20 @@ def gpus(device):
     return [f"cuda:{i}" for i in range(n)] if n > 1 else [device]
 
 
-def build_all(srcs, device, harness, jobs=None, timeout=900.0, progress=True, times=None, refs=None, cores=None,
+def build_all(srcs, device, worker, jobs=None, timeout=900.0, progress=True, times=None, refs=None, cores=None,
               on_done=None, nice=0, cancel=None, pause=None):
-    """Compile candidates' builds ahead of their evaluation, in parallel build processes: each runs the module and,
-    given its reference's source in refs ({src: ref_src}), constructs ModelNew, so that builds at import and in
-    __init__ are ready (later ones are served when asked). {src: Result for a failed build}; times: {src: seconds}.
-    cores: how many the builds share (default: all); on_done(src, failure Result or None) as each build ends, in
-    the order of srcs as far as the parallel builds allow; cancel() true: the running builds are killed, no other
-    starts; pause: a BuildPause that stops them while a clock runs; harness: evaluator's module (its worker_main
-    and Result: this module cannot import it)."""
+    """Compile candidates' builds ahead of their evaluation, in parallel build processes (worker: their entry point,
+    evaluator's worker_main): each runs the module and, given its reference's source in refs ({src: ref_src}),
+    constructs ModelNew, so that builds at import and in __init__ are ready (later ones are served when asked).
+    {src: the Verdict of a failed build}; times: {src: seconds}. cores: how many the builds share (default: all);
+    on_done(src, its Verdict or None) as each build ends, in the order of srcs as far as the parallel builds allow;
+    cancel() true: the running builds are killed, no other starts; pause: a BuildPause that stops them while a clock
+    runs."""
     srcs, cores = list(dict.fromkeys(s for s in srcs if uses_extension(s))), cores or os.cpu_count() or 2
     jobs = jobs or default_jobs(cores)
     # ninja's compilers per build: main.cpp beside nvcc
     env = child_env(MAX_JOBS=os.environ.get("MAX_JOBS", "2"))
-    return run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, harness, jobs, timeout,
+    return run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, worker, jobs, timeout,
                        progress, times, on_done, nice, cancel, pause)
 
 
@@ -1533,14 +1533,15 @@ def default_jobs(cores=None):
     return max(1, cores or os.cpu_count() or 2)
 
 
-def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0,
+def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, times=None, on_done=None, nice=0,
                cancel=None, pause=None):
-    """Run build processes, jobs at a time, one message each ({key: message}: ("prebuild", src, env, ref_src) or
-    ("build_spec", spec, env, owner)), in the order of msgs, until all have ended or cancel() is true; {key: Result
-    for a failed build}. timeout: the seconds a build process may run, the time pause kept it stopped not counted
-    (evaluations beside it may keep clocks running for most of its wall time). A build's answer is data (recv_data);
-    a build that leaves a process running when it answers is `background_process`, and that process is killed with
-    it; the precompiled headers it wishes for as it builds are made here (make_pch)."""
+    """Run build processes (worker: their entry point, evaluator's worker_main), jobs at a time, one message each
+    ({key: message}: ("prebuild", src, env, ref_src) or ("build_spec", spec, env, owner)), in the order of msgs,
+    until all have ended or cancel() is true; {key: the Verdict of a failed build}. timeout: the seconds a build
+    process may run, the time pause kept it stopped not counted (evaluations beside it may keep clocks running for
+    most of its wall time). A build's answer is data (recv_data); a build that leaves a process running when it
+    answers is `background_process`, and that process is killed with it; the precompiled headers it wishes for as it
+    builds are made here (make_pch)."""
     if not msgs:
         return {}
     jobs = jobs or default_jobs()
@@ -1553,7 +1554,7 @@ def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, t
                 owner = owner_of(msgs[key][1]) if msgs[key][0] == "prebuild" else msgs[key][3]
                 (build_root() / owner).mkdir(parents=True, exist_ok=True)  # the one folder it may write
                 here, there = ctx.Pipe()
-                p = ctx.Process(target=harness.worker_main, name="cudal1-build",
+                p = ctx.Process(target=worker, name="cudal1-build",
                                 args=(there, device, logdir, f"build-{len(todo)}", nice, owner))
                 start([p])
                 if pause:
@@ -1572,8 +1573,7 @@ def run_builds(msgs, device, harness, jobs=None, timeout=900.0, progress=True, t
                     if failure is PENDING:  # a wish for a precompiled header, on its way
                         continue
                     if failure:
-                        failed[key] = harness.Result(failure.status, reason=f"{failure.check}: {failure.reason}",
-                                                     check=failure.check)
+                        failed[key] = failure
                     if times is not None:
                         times[key] = time.time() - t0
                     conn.close()
@@ -1643,13 +1643,13 @@ def progress_bar(total, desc, on):
         return types.SimpleNamespace(update=lambda n: None, close=lambda: None)
 
 
-def serve_build(spec, owner, device, o, harness):
+def serve_build(spec, owner, device, o, worker):
     """One build a worker asked for (spec: checked by the judge, check_spec), in a build process that writes owner's
     folder alone: ('built',) or ('failed', compiler output)."""
     folder = spec_dir(spec, device, owner)
     if (folder / "built").exists():
         return ("built",)
-    failed = run_builds({"spec": ("build_spec", spec, child_env(), owner)}, device, harness, 1, o.build_timeout_s,
+    failed = run_builds({"spec": ("build_spec", spec, child_env(), owner)}, device, worker, 1, o.build_timeout_s,
                         progress=False)
     return ("failed", failed["spec"].reason) if failed else ("built",)
 
@@ -1660,20 +1660,21 @@ class Session:
     worker of its own, killed, with all it started, before the next one starts. The judge and the reference worker
     end at close(), or after a timeout, a crash or a failure of the reference: the next candidate then starts new ones.
     With turns (evaluate_many's, for the device): the processes start on the device's shared part (their CUDA contexts
-    are GPU work too), and whatever a candidate's evaluation holds of it is let go once its worker has ended."""
+    are GPU work too), and whatever a candidate's evaluation holds of it is let go once its worker has ended.
+    worker, judge: the entry points of the processes it starts (evaluator's worker_main and judge_main)."""
 
-    def __init__(self, ref_src, device, harness, turns=None, plan=None):  # harness: evaluator's module
+    def __init__(self, ref_src, device, worker, judge, turns=None, plan=None):
         self.ref_src, self.device, self.turns, self.procs, self.started = ref_src, device, turns, None, 0
-        self.harness = harness
+        self.worker, self.judge = worker, judge
         self.plan = plan or memory_plan(ref_src, device, in_flight=1)  # MemoryRefusal: it cannot fit
 
     def _open(self):
         ctx, self.logdir = context(), temp_dir("cudal1-ref-")
         ref_here, ref_there = ctx.Pipe()
         self.conn, there = ctx.Pipe()
-        self.procs = [ctx.Process(target=self.harness.worker_main, name="cudal1-reference",
+        self.procs = [ctx.Process(target=self.worker, name="cudal1-reference",
                                   args=(ref_there, self.device, self.logdir, "reference")),
-                      ctx.Process(target=self.harness.judge_main, name="cudal1-judge", args=(
+                      ctx.Process(target=self.judge, name="cudal1-judge", args=(
                           there, ref_here, self.ref_src, self.device, child_env(), self.logdir))]
         start(self.procs)
         for conn in (there, ref_here, ref_there):
@@ -1702,14 +1703,14 @@ class Session:
 
     def evaluate(self, cand_src, o, logdir):
         """Evaluate one candidate (its worker's log and temp files under logdir); serve the judge's builds and turns,
-        bound its time (o.eval_timeout_s, builds not counted)."""
+        bound its time (o.eval_timeout_s, builds not counted). The verdict as data: the judge's Result as a dict."""
         held, alive, cand, t0 = set(), False, None, _perf()
         if self.turns:
             self.turns.share(held)
         try:
             ctx = context()
             here, there = ctx.Pipe()
-            cand = ctx.Process(target=self.harness.worker_main, args=(there, self.device, logdir, "candidate"),
+            cand = ctx.Process(target=self.worker, args=(there, self.device, logdir, "candidate"),
                                name="cudal1-candidate")
             start([cand])
             there.close()
@@ -1725,10 +1726,10 @@ class Session:
                 self.close(held)
             if self.turns:
                 self.turns.leave(held)
-        if res.phases is not None:  # the caller's side of the process costs (the judge's own phases come before)
-            res.phases.update(spawn=round(spawn, 3), exit=round(_perf() - t0, 3))
-        if res.check == "crash" and cand.exitcode is not None and cand.exitcode < 0:
-            res.reason += f" (killed by signal {-cand.exitcode})"
+        if res.get("phases") is not None:  # the caller's side of the process costs (the judge's phases come before)
+            res["phases"].update(spawn=round(spawn, 3), exit=round(_perf() - t0, 3))
+        if res["check"] == "crash" and cand.exitcode is not None and cand.exitcode < 0:
+            res["reason"] += f" (killed by signal {-cand.exitcode})"
         return res
 
     def _hand_over(self, conn, msg, held):
@@ -1758,22 +1759,21 @@ class Session:
         try:
             while True:
                 if not self.conn.poll(max(0.0, deadline - time.monotonic())):
-                    return self.harness.Result("timeout", check="timeout", reason=f"timeout: the evaluation did not "
-                                               f"finish within {o.eval_timeout_s:.0f} s (eval_timeout_s)"), False
+                    return dict(status="timeout", check="timeout", reason=f"timeout: the evaluation did not finish "
+                                f"within {o.eval_timeout_s:.0f} s (eval_timeout_s)"), False
                 msg = self.conn.recv()
                 if msg[0] == "result":
-                    return self.harness.Result(**msg[1]), msg[2]
+                    return msg[1], msg[2]
                 t = time.monotonic()  # a worker's build, run here; or the judge's wait for its turn or the clock:
                 if msg[0] == "build":  # their time is not the evaluation's
-                    self.conn.send(serve_build(msg[1], msg[2], self.device, o, self.harness))
+                    self.conn.send(serve_build(msg[1], msg[2], self.device, o, self.worker))
                 else:
                     if self.turns:
                         self.turns.take(msg[0], held)
                     self.conn.send(True)
                 deadline += time.monotonic() - t
         except (EOFError, OSError):
-            return self.harness.Result("runtime_error", reason="harness: the judge process died",
-                                       check="harness"), False
+            return dict(status="runtime_error", check="harness", reason="harness: the judge process died"), False
 
 
 # ---------------------------------------------------------------------------- guards: watches, flags, the L2, the hold
@@ -1805,14 +1805,13 @@ def prepare_worker(w, env, namespaces):
     return w.digest()
 
 
-def watched(harness, worker):
-    """name -> (object, whether added attributes count too) for the namespaces a candidate must leave alone
-    (harness: evaluator's module, worker: its Worker class)."""
+def watched(**harness):
+    """name -> (object, whether added attributes count too) for the namespaces a candidate must leave alone: torch's,
+    builtins', this module's, the connections', and the harness' own (evaluator's module and Worker class)."""
     return {"torch": (torch, False), "torch.nn.functional": (torch.nn.functional, False), "torch._C": (torch._C, False),
             "torch.cuda": (torch.cuda, False), "time": (time, False), "torch.Tensor": (torch.Tensor, True),
-            "torch.nn.Module": (torch.nn.Module, True), "harness": (harness, False),
-            "fences": (sys.modules[__name__], False),
-            "Worker": (worker, True), "builtins": (builtins, False), "Connection": (_mpc.Connection, True),
+            "torch.nn.Module": (torch.nn.Module, True), **harness, "fences": (sys.modules[__name__], False),
+            "builtins": (builtins, False), "Connection": (_mpc.Connection, True),
             "_ConnectionBase": (_mpc._ConnectionBase, True),  # the worker's replies travel through these
             **({"torch._C._CudaEventBase": (_Event, True)} if _Event else {})}
 
@@ -1877,12 +1876,12 @@ WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "owner", "fl
                 "mod", "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # what the harness gives it
 
 
-def after_forward_watch(harness, worker_cls):
+def after_forward_watch(**harness):
     """[(name, namespace, a copy of its dict)] for what the harness touches right after forward returns (tensor methods,
-    builtins, itself: harness is evaluator's module, worker_cls its Worker), which after_forward compares."""
+    builtins, its own namespaces: evaluator's module and Worker class), which after_forward compares."""
     return [(name, o, dict(vars(o))) for name, o in (
         ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase), ("builtins", builtins),
-        ("harness", harness), ("fences", sys.modules[__name__]), ("Worker", worker_cls),
+        *harness.items(), ("fences", sys.modules[__name__]),
         ("Connection", _mpc.Connection), ("_ConnectionBase", _mpc._ConnectionBase))]
 
 

@@ -203,7 +203,7 @@ def test_a_session_goes_on_after_its_judge_or_reference_was_stopped_or_killed_be
     """A candidate's process may SIGSTOP or SIGKILL the judge or the reference's worker (before Linux 6.12 Landlock
     does not fence signals) as its last act, after the judge's last call: the next candidate of the session still
     gets its verdict, from the same processes (continued) or, where one is gone, from new ones."""
-    session = fences.Session(RELU, "cpu", E)
+    session = fences.Session(RELU, "cpu", E.worker_main, E.judge_main)
     opts = {**FAST, "call_timeout_s": 5.0, "eval_timeout_s": 20.0}
     try:
         assert E.evaluate(RELU, HONEST, "cpu", session=session, **opts).status == "ok"
@@ -290,8 +290,8 @@ def test_a_build_time_limit_counts_only_the_time_the_build_ran():
     t = threading.Thread(target=clock)
     t.start()
     t0 = time.time()
-    failed = fences.run_builds({"a": ("prebuild", src, fences.child_env(), None)}, "cpu", E, 1, 6.0, progress=False,
-                                pause=pause)
+    failed = fences.run_builds({"a": ("prebuild", src, fences.child_env(), None)}, "cpu", E.worker_main, 1, 6.0,
+                                progress=False, pause=pause)
     t.join()
     assert time.time() - t0 > 8 and failed == {}, failed
     assert 8 <= pause.stopped_s() < 9

@@ -236,6 +236,21 @@ def test_no_trusted_process_unpickles_what_a_worker_or_a_build_sent():
     assert {"fences.Remote.reply", "fences._build_answer"} <= readers
 
 
+def test_fences_runs_the_entry_points_it_is_given_and_never_reaches_into_evaluator():
+    """The import graph tells the truth: fences imports no root module and names none of evaluator's entry points or
+    classes (Session and build_all start the functions they are handed; failures come back as data)."""
+    import ast
+    tree = ast.parse((ROOT / "fences.py").read_text())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not imported & {"evaluator", "rl", "cudal1", "prompts"}, imported
+    named = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    named |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    banned = {"worker_main", "judge_main", "Result", "HARNESS"}
+    assert not named & banned, named & banned
+    assert "HARNESS" not in (ROOT / "evaluator.py").read_text()
+
+
 class _Evil:
     ran = []
 

@@ -31,7 +31,7 @@ BUDGETS = {  # file: (lines, bytes)
     # privileges, the build cache by owner): its size plus ~10%
 }
 NOT_MET_YET = {"evaluator.py"}  # the walls and the caller's side are in fences.py; the procedure's own length
-# (1,452 lines) still stands between evaluator.py and its budget
+# (1,419 lines, 80 KB) still stands between evaluator.py and its budget
 TREE_BUDGET = 25_000_000  # bytes of tracked files: a clone stays small; run outputs live in git history
 
 
