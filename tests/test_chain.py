@@ -116,11 +116,11 @@ if __name__ == "__main__":  # the evaluator's processes re-import this file
     fences.progress_bar = lambda total, desc, progress: bar(total, desc, False)
     rl.build_prompt = test_stages.short_prompt
     generate_all = rl.generate_all
-    def waiting_in_ssl_round_2(cfg, model, tok, batch, prompts, step):
+    def waiting_in_ssl_round_2(cfg, model, tok, batch, prompts, step, phases=None):
         if cfg.stage == "ssl" and step == 2:
             open({marker!r}, "w").close()
             time.sleep(600)  # Ctrl-C comes here
-        return generate_all(cfg, model, tok, batch, prompts, step)
+        return generate_all(cfg, model, tok, batch, prompts, step, phases)
     rl.generate_all = waiting_in_ssl_round_2
     rl.main(sys.argv[1:])
 """
