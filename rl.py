@@ -279,7 +279,7 @@ def decide_config(cfg, given=None):
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
-    cfg = replace(check_config(cfg), device=device)
+    cfg = replace(check_config(cfg), device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
     if cfg.stage == "auto":
         alone = device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ
         cfg = replace(cfg, stage="rl" if alone else "all")
@@ -288,14 +288,12 @@ def decide_config(cfg, given=None):
         if cfg.init_from == str(runs.DEMO_POLICY):  # no real model here: the demo alone, as its line said
             cfg = replace(cfg, stage="rl")
     if cfg.stage == "all":  # the chain's own config: RECIPE["all"] and split.json's training tasks, unless given
-        cfg = replace(cfg, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
         if not (cfg.resume and (Path(cfg.out) / "config.json").is_file()):  # (a resumed one as it was saved)
             cfg = replace(cfg, **{k: v for k, v in RECIPE["all"].items() if k not in given})
             if cfg.task == "all" and Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve():
                 cfg = replace(cfg, task=",".join(json.loads(runs.SPLIT.read_text())["train"]))
         return check_config(cfg)
-    out = Path(cfg.out or time.strftime("runs/%Y%m%d-%H%M%S")).absolute()  # absolute: its resume hint works anywhere
-    cfg = replace(cfg, out=str(out))
+    cfg = replace(cfg, out=str(Path(cfg.out).absolute()))  # absolute: its resume hint works anywhere
     reads_init_from = engine.needs_init_from(cfg)
     if reads_init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
         raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "

@@ -30,6 +30,7 @@ import torch
 import cudal1
 import engine
 import evaluator
+from fences import uses_extension
 from prompts import extract_code
 
 # ---------------------------------------------------------------------------- files
@@ -335,7 +336,7 @@ class BuildsAhead:
 
     def add(self, ref, reply):
         code = extract_code(reply).code
-        if code and ("load_inline" in code or "cpp_extension" in code):
+        if code and uses_extension(code):
             with self.ready:
                 self.queued.append((ref, code))
                 self.count += 1
