@@ -7,7 +7,7 @@
                  -> those, timed again in full, into the exemplar database (score = measured speedup) that stage 3 reads
 --stage rl       contrastive RL; --init-from DIR starts any stage from an earlier one's weights and database
 --stage all      sft on the shipped stage-1 data -> ssl -> sftc (sft on plain and contrastive prompts) -> rl, each in
-                 OUT/<its name>, each from the one before, with bench/real/README.md's recipe (run_all)
+                 OUT/<its name>, each from the one before, with bench/real/README.md's recipe (chain.py)
 --stage auto     (default) all for a real model on a GPU (no --init-from), else rl (without a GPU: the demo policy)
 
 What the RL stage does, each step
@@ -23,20 +23,13 @@ What the RL stage does, each step
     installed; after every step). Ctrl-C checkpoints the last finished step; a resume after a crash redoes the steps
     past the checkpoint and keeps what they wrote in redone/.
 
-How to run
-    OMP_NUM_THREADS=1 python rl.py --model tiny --task cpu/relu,cpu/add_mul --steps 2 --group-size 2 \
-        --max-new-tokens 32                      # CPU smoke run (on a CPU, one OpenMP thread per process is faster)
+How to run (python rl.py --help: every flag, its default and meaning; the README: the quick start)
+    OMP_NUM_THREADS=1 python rl.py --model tiny --task cpu/relu --steps 2 --max-new-tokens 32  # a CPU smoke run
     python rl.py --task all                      # GPU: Qwen2.5-Coder-1.5B-Instruct through sft, ssl, sftc, rl
-    python rl.py --task all --model M.gguf --sft-steps 20 --ssl-rounds 1 --sftc-steps 4 --steps 1  # a short chain
-    python rl.py --task all                      # no GPU or no network: the demo policy (bench/demo) on cpu/*
     python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
     torchrun --nproc-per-node N rl.py --task all  # data-parallel RL, one process per GPU (engine.py: data parallel)
-    python rl.py --help                          # every flag, its default and its one-line meaning
-    python rl.py --stage collect --task 'cpu/*' --out runs/s0     # then: --stage sft --data runs/s0/collected.jsonl
-    python rl.py --stage ssl --init-from runs/s1 --out runs/s2    # then: --stage rl --init-from runs/s2 --out runs/s3
-    Booleans are --flag / --no-flag. Any rollout replays: the group of (step, task) is sampled after
-    torch.manual_seed(seed_for(seed, step, task)) with --gen-batch 1; by default the step's tasks are sampled in
-    one batch (on a GPU about one task's time for all), seeded from their names joined by '+'.
+    Any rollout replays: the group of (step, task) is sampled after torch.manual_seed(seed_for(seed, step, task))
+    with --gen-batch 1; by default the step's tasks are sampled in one batch, seeded from their names joined by '+'.
 
 Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whose default is the paper's setting
     1. A far smaller default model (Qwen2.5-Coder-1.5B-Instruct) than the paper's. Stage 1 data come from sampling
@@ -91,7 +84,7 @@ import zlib
 from collections import Counter
 from contextlib import nullcontext
 from copy import copy
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -99,10 +92,11 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
+import chain
 import engine
 import evaluator
 import runs
-from cudal1 import LOG_FLOOR, ExemplarDB, compute_rewards, group_advantages, grpo_loss, is_success, sample_exemplars
+from cudal1 import compute_rewards, group_advantages, grpo_loss, is_success, sample_exemplars
 from engine import PolicyError
 from prompts import as_reply, build_prompt, compare_variants, extract_code, render, unlabelled
 from runs import ConfigError
@@ -182,72 +176,16 @@ class Config:
     sftc_steps: int = 40              # all: sft steps on plain and contrastive prompts after ssl, before rl (0: none)
 
 
-CHOICES = {"stage": ("auto", "all", "collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
-           "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best"),
-           "gen_cache": ("auto", "dynamic", "static", "graphs"), "optimizer_state": ("auto", "keep", "fresh"),
-           "recompute": ("auto", "on", "off"), "build_ahead": ("auto", "on", "off")}
-
-
-def check_config(cfg):
-    """Raise ConfigError unless every field has its declared type and a legal value."""
-    for f in fields(Config):
-        v = getattr(cfg, f.name)
-        ok = isinstance(v, f.type) and not (f.type is int and isinstance(v, bool))
-        if not ok and not (f.type is float and isinstance(v, int) and not isinstance(v, bool)):
-            raise ConfigError(f"{f.name} must be {f.type.__name__}, got {v!r}")
-        if f.name in CHOICES and v not in CHOICES[f.name]:
-            raise ConfigError(f"{f.name} must be one of {'|'.join(CHOICES[f.name])}, got {v!r}")
-    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "minibatches",
-                 "grad_accum", "gen_batch", "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds",
-                 "ssl_check_rounds", "sft_steps"):
-        if getattr(cfg, name) < 1:
-            raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
-    if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
-        raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
-    for name in ("lora_rank", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
-                 "round_to_one", "eval_time_budget", "eval_precision", "eval_jobs", "ssl_tasks",
-                 "ckpt_every", "sft_min_speedup", "exemplar_max_chars", "warmup_steps",
-                 "sftc_steps"):  # checked here, before the run folder exists
-        if getattr(cfg, name) < 0:
-            raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
-    for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout", "lora_alpha", "eval_tol"):
-        if getattr(cfg, name) <= 0:
-            raise ConfigError(f"{name} must be > 0, got {getattr(cfg, name)}")
-    if cfg.stage in ("rl", "auto", "all") and cfg.top_p < 1:  # (auto and all run rl)
-        raise ConfigError(f"top_p {cfg.top_p} samples a truncated distribution that the GRPO loss does not score "
-                          "(its ratios compare whole distributions): use --top-p 1 with --stage rl")
-    if cfg.mu * cfg.minibatches == 1 and (cfg.eps_low, cfg.eps_high) != (Config.eps_low, Config.eps_high):
-        raise ConfigError("--eps-low/--eps-high cannot act with one AdamW step per batch (--mu 1 --minibatches 1: "
-                          "every ratio is 1): give --minibatches M or --mu K > 1")
-    if cfg.log_speedup and cfg.fail_reward >= math.log(LOG_FLOOR):
-        raise ConfigError(f"--log-speedup with fail_reward {cfg.fail_reward} >= log({LOG_FLOOR}) ranks a failure with "
-                          "a correct code (log rewards are at least that): give --fail-reward below it, e.g. -2, or "
-                          "--no-log-speedup")
-    if cfg.copy_reward != "fail" and not np.isfinite(as_number(cfg.copy_reward)):
-        raise ConfigError(f"copy_reward must be a number or 'fail' (= fail_reward), got {cfg.copy_reward!r}")
-    if cfg.stage == "sft" and not cfg.data:
-        raise ConfigError("--stage sft needs --data FILE.jsonl (records with ref_code and completion or code)")
-    return cfg
-
-
-def as_number(text):
-    """float(text), or nan when it is not a number."""
-    try:
-        return float(text)
-    except ValueError:
-        return float("nan")
-
-
 def parse_flags(argv=None):
     """(Config, given) from the command line; given names the flags it set, which nothing decide_config decides
     overrides. --resume reads OUT/config.json under the flags given. Unknown flags and bad values exit with one line."""
-    p = runs.flag_parser(Config, CHOICES, runs.recipe_help(RECIPE, CHAIN))
+    p = runs.flag_parser(Config, chain.recipe_help())
     given = vars(p.parse_args(argv))
     try:
         if given.get("resume") and not given.get("out"):
             raise ConfigError("--resume needs --out DIR, the run folder to continue")
         saved = runs.saved_config(Path(given["out"]) / "config.json", Config) if given.get("resume") else {}
-        return check_config(Config(**{**saved, **given})), frozenset(given)
+        return runs.check_config(Config(**{**saved, **given})), frozenset(given)
     except ConfigError as e:
         p.exit(2, f"{p.prog}: error: {e}\n")  # one line: the usage of 47 flags would bury it
 
@@ -257,17 +195,12 @@ def parse_config(argv=None):
     return parse_flags(argv)[0]
 
 
-def changed_fields(cfg):
-    """The fields of a Config built in Python that differ from their defaults: what it sets on purpose."""
-    return {f.name for f in fields(Config) if getattr(cfg, f.name) != getattr(Config(), f.name)}
-
-
 def decide_config(cfg, given=None):
     """The config that runs, decided here alone: config.json and the printed config lines are what it returns.
     given: the fields set on purpose (the command line's flags, else changed_fields), which nothing here overrides.
-    A field's value is the first of: the flags given; a resumed run's config.json (parse_flags); RECIPE, for --stage
-    all (here RECIPE["all"], each stage's own in stage_config); the demo policy's flags.json where no real model runs
-    (runs.fallback_to_demo); Config's default. Then what the machine and earlier stages decide, in this order:
+    A field's value is the first of: the flags given; a resumed run's config.json (parse_flags); chain.RECIPE, for
+    --stage all (here its "all", each stage's own in chain.stage_config); the demo policy's flags.json where no real
+    model runs (runs.fallback_to_demo); Config's default. Then what the machine and earlier stages decide, in this order:
 
         stage     auto: all (the chain) for a real model on a GPU without --init-from, else rl
         device    auto: cuda when there is a GPU
@@ -275,11 +208,11 @@ def decide_config(cfg, given=None):
         LoRA      an --init-from stage's adapters keep their rank, alpha and targets
         AdamW     optimizer_state auto: --init-from's moments kept for the same objective, else fresh
     """
-    given = changed_fields(cfg) if given is None else set(given)
+    given = runs.changed_fields(cfg) if given is None else set(given)
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
-    cfg = replace(check_config(cfg), device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
+    cfg = replace(runs.check_config(cfg), device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
     if cfg.stage == "auto":
         alone = device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ
         cfg = replace(cfg, stage="rl" if alone else "all")
@@ -289,10 +222,10 @@ def decide_config(cfg, given=None):
             cfg = replace(cfg, stage="rl")
     if cfg.stage == "all":  # the chain's own config: RECIPE["all"] and split.json's training tasks, unless given
         if not (cfg.resume and (Path(cfg.out) / "config.json").is_file()):  # (a resumed one as it was saved)
-            cfg = replace(cfg, **{k: v for k, v in RECIPE["all"].items() if k not in given})
+            cfg = replace(cfg, **{k: v for k, v in chain.RECIPE["all"].items() if k not in given})
             if cfg.task == "all" and Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve():
-                cfg = replace(cfg, task=",".join(json.loads(runs.SPLIT.read_text())["train"]))
-        return check_config(cfg)
+                cfg = replace(cfg, task=",".join(json.loads(chain.SPLIT.read_text())["train"]))
+        return runs.check_config(cfg)
     cfg = replace(cfg, out=str(Path(cfg.out).absolute()))  # absolute: its resume hint works anywhere
     reads_init_from = engine.needs_init_from(cfg)
     if reads_init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
@@ -329,43 +262,6 @@ def pick_tasks(cfg, tasks, step):
     """The step's B tasks, drawn without replacement from (seed, step) alone."""
     rng = np.random.default_rng([cfg.seed, step])
     return [tasks[i] for i in rng.choice(len(tasks), size=min(cfg.tasks_per_step, len(tasks)), replace=False)]
-
-
-def write_best(cfg, name, speedup, code, step):
-    """OUT/best/<task with / as __>.py: the code under a header giving its measured speedup (rank 0 writes it), for
-    a kernel faster than the reference only: a task whose best is slower has no file there."""
-    if not engine.is_main() or speedup <= 1:
-        return
-    path = Path(cfg.out) / "best" / (name.replace("/", "__") + ".py")
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(f"# cudal1 best for task {name}: speedup {speedup:.3f}x, status ok, found at step {step}\n{code}\n")
-
-
-def task_best(db, name):
-    """(combined score, code, step first measured) of the task's highest-scored entry but the reference, or None."""
-    e = max((e for e in db.entries(name) if not e.meta.get("reference")), key=lambda e: e.score, default=None)
-    return (e.score, e.code, e.step) if e else None
-
-
-def open_database(cfg, tasks):
-    """The run's exemplar database (references seeded at 1.0, --init-from's codes merged in) and the best correct
-    code per task in it."""
-    engine.barrier()  # under torchrun: rank 0's restore() has cut the file back to the checkpoint
-    db = ExemplarDB(Path(cfg.out) / "exemplars.jsonl")
-    engine.barrier()  # every rank has read the file; from now on rank 0 alone appends to it
-    if not engine.is_main():
-        db.path = None  # the other ranks add the same entries (gathered results), in memory only
-    for name, ref in tasks:
-        db.seed_reference(name, ref)
-    carried = runs.read_jsonl(Path(cfg.init_from) / "exemplars.jsonl") if cfg.init_from else []
-    for e in [e for e in carried if not db.holds(e["task"], e["code"])]:  # a resume holds them: not measured again
-        # stored as step 0, so that a resume (which cuts entries past its checkpoint) keeps them
-        db.add(e["task"], e["code"], e["score"], step=0, meta=dict(e.get("meta", {}), init_step=e.get("step", 0)))
-    # task -> (combined speedup, code, step), over this run's tasks (--init-from may carry others' codes)
-    best = {name: task_best(db, name) for name, _ in tasks if task_best(db, name)}
-    for name, b in best.items():  # a resumed run rewrites OUT/best/ from what the database kept
-        write_best(cfg, name, *b)
-    return db, best
 
 
 def build_prompts(cfg, db, batch, step, tok):
@@ -647,10 +543,10 @@ def record_winners(cfg, db, best, batch, rollouts, results, step):
             added[name, code] = True
             db.add(name, code, res.speedup, step=step, meta={"ref_ms": res.ref_ms, "cand_ms": res.cand_ms})
     for name in dict.fromkeys(name for name, _ in added):
-        top = task_best(db, name)
+        top = runs.task_best(db, name)
         if top != best.get(name):
             best[name] = top
-            write_best(cfg, name, *top)
+            runs.write_best(cfg, name, *top)
 
 
 # ---------------------------------------------------------------------------- stages: collect -> sft -> ssl -> rl
@@ -857,11 +753,11 @@ def run(cfg, reward_fn=None, given=None):
     """The whole job: the config decided, tasks, policy, run folder, optimizer, database; then --stage (--stage all:
     each stage of the chain by run()). given: the fields set on purpose (parse_flags; default changed_fields);
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
-    given = changed_fields(cfg) if given is None else set(given)
+    given = runs.changed_fields(cfg) if given is None else set(given)
     auto_model = not (cfg.model or cfg.init_from)
     cfg = decide_config(cfg, given)
     if cfg.stage == "all":
-        return run_all(cfg, given, reward_fn)  # the stages one after another, each by run()
+        return chain.run_all(cfg, given, load_tasks(cfg), run, reward_fn)  # the stages one after another, each by run()
     if "RANK" in os.environ and cfg.stage != "rl":
         raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
     cfg = engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
@@ -883,7 +779,7 @@ def run(cfg, reward_fn=None, given=None):
     start = runs.open_run(cfg, model, opt, asdict(Config()))
     if start is None:  # (finished: its line said so)
         return cfg
-    db, best = open_database(cfg, tasks)
+    db, best = runs.open_database(cfg, tasks)
     lora = f" ({sum(p.numel() for p in engine.trainable(model)) / 1e6:.2f}M in LoRA adapters)" * bool(cfg.lora_rank)
     print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
           f"parameters{lora}, from step {start}, out {cfg.out}")
@@ -895,52 +791,6 @@ def run(cfg, reward_fn=None, given=None):
         engine.barrier()
         dist.destroy_process_group()
     return cfg
-
-# ---------------------------------------------------------------------------- all: sft -> ssl -> sftc -> rl
-
-# --stage all: the recipe of the proof (bench/real/README.md), for each field not given; "all" for every stage
-RECIPE = {"all": dict(lora_rank=8, lora_targets="q_proj,v_proj", max_new_tokens=3200, temperature=0.7,
-                      data=str(runs.STAGE1_DATA), ssl_rounds=4, ssl_tasks=8),  # sft: every working variant
-          "sft": dict(lr=2e-4), "ssl": dict(lr=1e-4, ckpt_every=1),
-          "sftc": dict(lr=1e-4, grad_accum=16, sft_contrastive=True),
-          "rl": dict(lr=5e-5, tasks_per_step=8, grad_accum=16, ckpt_every=1, eval_precision=0.01)}
-CHAIN = {"sft": "sft", "ssl": "ssl", "sftc": "sft", "rl": "rl"}  # folder -> the stage run there, in this order
-
-
-def stage_config(cfg, chosen, name, init_from):
-    """(the Config of the chain's stage `name`, the fields it sets on purpose): the chain's, RECIPE[name] for the
-    fields not chosen, its steps (sft: --sft-steps, sftc: --sftc-steps, rl: --steps), its folder OUT/name, from
-    init_from."""
-    recipe = {k: v for k, v in RECIPE[name].items() if k not in chosen}
-    steps = {"sft": cfg.sft_steps, "sftc": cfg.sftc_steps}.get(name, cfg.steps)
-    stage = replace(cfg, **recipe, stage=CHAIN[name], steps=steps, init_from=init_from, resume=False,
-                    out=str(Path(cfg.out) / name))
-    return stage, chosen | set(recipe) | {"stage", "steps", "init_from", "out"}
-
-
-def run_all(cfg, given, reward_fn=None):
-    """--stage all: sft on --data (the shipped stage-1 data by default) -> ssl -> sftc (sft on plain and contrastive
-    prompts: stage 3's question) -> rl, each by run() in its folder OUT/<name>, each from the one before
-    (--init-from). A stage whose log reached its steps is not run again; a cut one needs --resume, which continues
-    it and runs the rest. Chosen, which RECIPE's stage values leave alone: the fields given, and those that differ
-    from Config's defaults (a resumed chain's flags of before)."""
-    chosen, tasks = set(given) | changed_fields(cfg), load_tasks(cfg)  # a bad --task fails before anything is written
-    Path(cfg.out).mkdir(parents=True, exist_ok=True)
-    runs.save_json(Path(cfg.out) / "config.json", asdict(cfg))
-    stages = {}  # name -> (its Config, the fields it sets on purpose)
-    for name in [name for name in CHAIN if name != "sftc" or cfg.sftc_steps]:  # each from the one before
-        stages[name] = stage_config(cfg, chosen, name, list(stages.values())[-1][0].out if stages else cfg.init_from)
-    configs = {name: stage for name, (stage, _) in stages.items()}
-    runs.print_plan(cfg, configs, [name for name, _ in tasks], runs.model_origin(cfg.model, given))
-    for name, (stage, stage_given) in stages.items():
-        started = runs.stage_started(cfg, name, stage)
-        if started is not None:  # (None: finished, not run again)
-            with runs.chain_stage(cfg, name, stage, list(stages)):
-                run(replace(stage, resume=started), reward_fn, stage_given)
-            print(runs.stage_summary(name, stage, len(tasks)), flush=True)
-    print(runs.chain_table(configs, len(tasks)), flush=True)
-    return cfg
-
 
 def main(argv=None):
     """The command line: errors and Ctrl-C end in one line on stderr (exit status 1, or 130 for Ctrl-C or SIGTERM)."""

@@ -6,7 +6,6 @@ progress.png, ckpt.pt), builds started while the policy decodes, Ctrl-C and resu
 `cfg` is rl.Config. Rank 0 alone writes files under torchrun (engine.is_main).
 """
 import argparse
-import gc
 import importlib.util
 import inspect
 import json
@@ -45,6 +44,11 @@ def save_json(path, obj):
     tmp = Path(str(path) + ".tmp")
     tmp.write_text(json.dumps(obj, indent=2) + "\n")
     os.replace(tmp, path)
+
+
+def changed_fields(cfg):
+    """The fields of a config (a dataclass) that differ from their defaults: what it sets on purpose."""
+    return {f.name for f in fields(cfg) if getattr(cfg, f.name) != f.default}
 
 
 def read_jsonl(path, torn=None):
@@ -104,7 +108,7 @@ def here_defaults():
     demo = json.loads((DEMO_POLICY / "flags.json").read_text())
     return dict(model="tiny", init_from=os.path.relpath(DEMO_POLICY), device="cpu", task="cpu/*", **demo)
 
-def flag_parser(config_class, choices, recipe_text):
+def flag_parser(config_class, recipe_text):
     """The command line's parser: a flag per field of config_class (its comment as the help, grouped as GROUPS
     says), the choices, the recipe of --stage all and EXAMPLES below. Flags not given are left out of what it
     parses (argparse.SUPPRESS), so that the caller knows which were given."""
@@ -125,10 +129,66 @@ def flag_parser(config_class, choices, recipe_text):
         kw = dict(action=argparse.BooleanOptionalAction) if f.type is bool else dict(type=f.type)
         value = f"default: {getattr(defaults, f.name)!r}" + (f"; here: {here[f.name]!r}" if f.name in here else "")
         sections[grouped.get(f.name, "other")].add_argument(
-            "--" + f.name.replace("_", "-"), choices=choices.get(f.name),
+            "--" + f.name.replace("_", "-"), choices=CHOICES.get(f.name),
             help=f"{comments.get(f.name, '')} ({value})".replace("%", "%%"),
             **kw)  # (argparse formats help with %: a comment's "2%" would break --help)
     return p
+
+
+CHOICES = {"stage": ("auto", "all", "collect", "sft", "ssl", "rl"), "device": ("auto", "cpu", "cuda"),
+           "loss_variant": ("grpo", "dapo", "drgrpo"), "exemplar_mode": ("contrastive", "random", "best"),
+           "gen_cache": ("auto", "dynamic", "static", "graphs"), "optimizer_state": ("auto", "keep", "fresh"),
+           "recompute": ("auto", "on", "off"), "build_ahead": ("auto", "on", "off")}
+
+
+def check_config(cfg):
+    """Raise ConfigError unless every field has its declared type and a legal value."""
+    for f in fields(cfg):
+        v = getattr(cfg, f.name)
+        ok = isinstance(v, f.type) and not (f.type is int and isinstance(v, bool))
+        if not ok and not (f.type is float and isinstance(v, int) and not isinstance(v, bool)):
+            raise ConfigError(f"{f.name} must be {f.type.__name__}, got {v!r}")
+        if f.name in CHOICES and v not in CHOICES[f.name]:
+            raise ConfigError(f"{f.name} must be one of {'|'.join(CHOICES[f.name])}, got {v!r}")
+    for name in ("steps", "tasks_per_step", "group_size", "max_new_tokens", "n_exemplars", "mu", "minibatches",
+                 "grad_accum", "gen_batch", "collect_attempts", "collect_successes", "sft_batch", "ssl_rounds",
+                 "ssl_check_rounds", "sft_steps"):
+        if getattr(cfg, name) < 1:
+            raise ConfigError(f"{name} must be >= 1, got {getattr(cfg, name)}")
+    if cfg.temperature <= 0 or not 0 < cfg.top_p <= 1:
+        raise ConfigError("temperature must be > 0 and top_p in (0, 1]")
+    for name in ("lora_rank", "lr", "weight_decay", "beta", "eps_low", "eps_high", "max_grad_norm", "reward_clip",
+                 "round_to_one", "eval_time_budget", "eval_precision", "eval_jobs", "ssl_tasks",
+                 "ckpt_every", "sft_min_speedup", "exemplar_max_chars", "warmup_steps",
+                 "sftc_steps"):  # checked here, before the run folder exists
+        if getattr(cfg, name) < 0:
+            raise ConfigError(f"{name} must be >= 0, got {getattr(cfg, name)}")
+    for name in ("bucket_width", "tau", "eval_timeout", "eval_build_timeout", "lora_alpha", "eval_tol"):
+        if getattr(cfg, name) <= 0:
+            raise ConfigError(f"{name} must be > 0, got {getattr(cfg, name)}")
+    if cfg.stage in ("rl", "auto", "all") and cfg.top_p < 1:  # (auto and all run rl)
+        raise ConfigError(f"top_p {cfg.top_p} samples a truncated distribution that the GRPO loss does not score "
+                          "(its ratios compare whole distributions): use --top-p 1 with --stage rl")
+    if cfg.mu * cfg.minibatches == 1 and (cfg.eps_low, cfg.eps_high) != (type(cfg).eps_low, type(cfg).eps_high):
+        raise ConfigError("--eps-low/--eps-high cannot act with one AdamW step per batch (--mu 1 --minibatches 1: "
+                          "every ratio is 1): give --minibatches M or --mu K > 1")
+    if cfg.log_speedup and cfg.fail_reward >= math.log(cudal1.LOG_FLOOR):
+        raise ConfigError(f"--log-speedup with fail_reward {cfg.fail_reward} >= log({cudal1.LOG_FLOOR}) ranks a failure with "
+                          "a correct code (log rewards are at least that): give --fail-reward below it, e.g. -2, or "
+                          "--no-log-speedup")
+    if cfg.copy_reward != "fail" and not np.isfinite(as_number(cfg.copy_reward)):
+        raise ConfigError(f"copy_reward must be a number or 'fail' (= fail_reward), got {cfg.copy_reward!r}")
+    if cfg.stage == "sft" and not cfg.data:
+        raise ConfigError("--stage sft needs --data FILE.jsonl (records with ref_code and completion or code)")
+    return cfg
+
+
+def as_number(text):
+    """float(text), or nan when it is not a number."""
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
 
 
 def saved_config(path, config_class):
@@ -239,6 +299,46 @@ def continue_optimizer(cfg, opt):
             group.update(lr=cfg.lr, weight_decay=cfg.weight_decay)
         return True
     return False
+
+# ---------------------------------------------------------------------------- the exemplar database and best/
+
+
+def write_best(cfg, name, speedup, code, step):
+    """OUT/best/<task with / as __>.py: the code under a header giving its measured speedup (rank 0 writes it), for
+    a kernel faster than the reference only: a task whose best is slower has no file there."""
+    if not engine.is_main() or speedup <= 1:
+        return
+    path = Path(cfg.out) / "best" / (name.replace("/", "__") + ".py")
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f"# cudal1 best for task {name}: speedup {speedup:.3f}x, status ok, found at step {step}\n{code}\n")
+
+
+def task_best(db, name):
+    """(combined score, code, step first measured) of the task's highest-scored entry but the reference, or None."""
+    e = max((e for e in db.entries(name) if not e.meta.get("reference")), key=lambda e: e.score, default=None)
+    return (e.score, e.code, e.step) if e else None
+
+
+def open_database(cfg, tasks):
+    """The run's exemplar database (references seeded at 1.0, --init-from's codes merged in) and the best correct
+    code per task in it."""
+    engine.barrier()  # under torchrun: rank 0's restore() has cut the file back to the checkpoint
+    db = cudal1.ExemplarDB(Path(cfg.out) / "exemplars.jsonl")
+    engine.barrier()  # every rank has read the file; from now on rank 0 alone appends to it
+    if not engine.is_main():
+        db.path = None  # the other ranks add the same entries (gathered results), in memory only
+    for name, ref in tasks:
+        db.seed_reference(name, ref)
+    carried = read_jsonl(Path(cfg.init_from) / "exemplars.jsonl") if cfg.init_from else []
+    for e in [e for e in carried if not db.holds(e["task"], e["code"])]:  # a resume holds them: not measured again
+        # stored as step 0, so that a resume (which cuts entries past its checkpoint) keeps them
+        db.add(e["task"], e["code"], e["score"], step=0, meta=dict(e.get("meta", {}), init_step=e.get("step", 0)))
+    # task -> (combined speedup, code, step), over this run's tasks (--init-from may carry others' codes)
+    best = {name: task_best(db, name) for name, _ in tasks if task_best(db, name)}
+    for name, b in best.items():  # a resumed run rewrites OUT/best/ from what the database kept
+        write_best(cfg, name, *b)
+    return db, best
+
 
 # ---------------------------------------------------------------------------- the log: log.jsonl, samples.jsonl, the step's line
 
@@ -623,19 +723,10 @@ def open_run(cfg, model, opt, defaults):
               f"(--optimizer-state {cfg.optimizer_state})")
     return start
 
-# ---------------------------------------------------------------------------- the chain (--stage all): its plan and its table
+# ---------------------------------------------------------------------------- stage-1 data
 
 
 STAGE1_DATA = DEMO_POLICY.parents[1] / "real" / "stage1.jsonl"  # measured working variants of the 30 training tasks
-
-
-SPLIT = DEMO_POLICY.parents[1] / "real" / "split.json"  # {"train": [30 tasks], "heldout": [13 tasks, never trained]}
-
-
-# seconds per step (ssl: per round; ssl and rl: 8 tasks x 8 samples) of Qwen2.5-Coder-1.5B with the recipe, lowest
-# and highest, as bench/RESULTS.md's entries of these dates and GPUs record them (the plan's time estimates)
-MEASURED_S = {"sft": (0.6, 2.2, "H200, 2026-12-03/04"), "ssl": (104, 196, "H200, 2026-12-04"),
-              "sftc": (2.4, 6.8, "H200, 2026-12-05"), "rl": (120, 233, "H100 and H200, 2026-12-05")}
 
 
 def working_records(recs, min_speedup=0.0):
@@ -645,151 +736,3 @@ def working_records(recs, min_speedup=0.0):
     return [r for r, x in zip(recs, res) if r.get("ref_code") and (r.get("completion") or r.get("code"))
             and x.get("status", "ok") == "ok" and not x.get("same_as_reference")
             and (x.get("speedup") or 0) >= min_speedup]
-
-
-def recipe_help(recipe, chain):
-    """The recipe ({stage: {field: value}}, "all" for every stage) as flags, for --help's last paragraph."""
-    def flags(values):
-        return " ".join(f"--{k.replace('_', '-')}" + (f" {v}" if not isinstance(v, bool) else "")
-                        for k, v in values.items()).replace(str(STAGE1_DATA), "bench/real/stage1.jsonl")
-    steps = {"sft": " (--steps: --sft-steps)", "sftc": " (--steps: --sftc-steps)"}
-    return (f"--stage all (auto with a real model on a GPU) sets each flag not given as bench/real/README.md's recipe: "
-            f"every stage {flags(recipe['all'])}, and --task all is bench/real/split.json's 30 training tasks (never "
-            f"its 13 held out); " + "; ".join(f"{name}{steps.get(name, '')} {flags(recipe[name])}"
-                                              for name in chain) + ".")
-
-
-def model_origin(model, given):
-    """Where the model comes from, in words, for the plan."""
-    if "model" not in given and model == DEFAULT_MODEL:
-        return "the default, from the hub"
-    if "model" not in given and model.startswith(str(FETCHED)):
-        return "the default's offline copy, bench/fetch_model.py's"
-    path = Path(model).expanduser()
-    return ("random and offline: for tests" if model == "tiny" else "--model, a GGUF file transformers dequantises"
-            if path.suffix == ".gguf" else "--model, a local folder" if path.is_dir() else "--model, from the hub")
-
-
-def stage_length(stage):
-    """(the last step of a stage, what its steps are called)."""
-    return (stage.ssl_rounds, "rounds") if stage.stage == "ssl" else (stage.steps, "steps")
-
-
-def stage_started(chain, name, stage):
-    """Whether the chain's stage has steps logged already (True: run() resumes it), or None when it reached its
-    last step (said in a line: not run again); ConfigError when it started and the chain was not resumed."""
-    log = read_jsonl(Path(stage.out) / "log.jsonl")
-    done, started = (log[-1]["step"] if log else 0), (Path(stage.out) / "log.jsonl").exists()
-    last, unit = stage_length(stage)
-    if done >= last:
-        print(f"{name}: finished in {stage.out} ({done} {unit}): not run again")
-        return None
-    if started and not chain.resume:
-        raise ConfigError(f"{stage.out} holds {done} of {name}'s {last} {unit}: "
-                          f"`python rl.py --resume --out {chain.out}` continues it, then runs the rest")
-    return started
-
-
-@contextmanager
-def chain_stage(chain, name, stage, names):
-    """One stage of the chain: a Ctrl-C's line names the chain's folder and the stages it runs next; the stage's
-    policy is let go after (decode's cache would keep it on the GPU while the next stage loads its own)."""
-    try:
-        yield
-    except Interrupted as e:
-        rest = names[names.index(name) + 1:]
-        raise Interrupted(f"{e}".replace(f"--out {stage.out} ", f"--out {chain.out} ").replace(
-            "interrupted in", f"interrupted in {name}", 1) + f", then runs {' and '.join(rest)}" * bool(rest)) from None
-    finally:
-        engine.DECODERS.clear()
-        gc.collect()  # whatever cycles still hold this stage's policy
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-
-
-def print_plan(cfg, stages, tasks, origin):
-    """The chain's first lines: model, tasks (training and held out), stage-1 data and what it leaves out, then per
-    stage ({name: its Config}) its length, its settings and the time it took for the 1.5B on a GPU (MEASURED_S)."""
-    heldout = (json.loads(SPLIT.read_text())["heldout"]
-               if cfg.task == ",".join(json.loads(SPLIT.read_text())["train"]) else [])
-    path = Path(cfg.data)
-    if not path.is_file():
-        raise ConfigError(f"--data {cfg.data}: no such file (one JSON line per measured variant: README, the stages)")
-    every = working_records(read_jsonl(path))
-    trained = working_records(every, cfg.sft_min_speedup)
-    without = [t for t in tasks if t not in {r.get("task") for r in trained}]
-    held = (f"{len(heldout)} held out (bench/real/split.json), never trained: {', '.join(heldout)}" if heldout
-            else "held out: none (--task chose the tasks)")
-    print(f"plan: {' -> '.join(stages)}, each in its folder of {cfg.out}, each from the one before; "
-          f"`python rl.py --resume --out {cfg.out}` continues a cut one, then runs the rest\n"
-          f"  model {cfg.model} ({origin}), LoRA rank {cfg.lora_rank} on {cfg.lora_targets}, on {cfg.device}\n"
-          f"  {len(tasks)} training tasks: {', '.join(tasks)}\n  {held}\n"
-          f"  stage-1 data {cfg.data}: {len(every)} working variants, sft trains on the {len(trained)} measured at "
-          f"least {cfg.sft_min_speedup:g}x; training tasks with none of them (ssl and rl alone train them): "
-          f"{', '.join(without) if without else 'none'}")
-    for name, stage in stages.items():
-        low, high, where = MEASURED_S[name]
-        n, unit = stage_length(stage)
-        if stage.stage == "sft":
-            what = f"{n} AdamW steps of {stage.sft_batch} records" + " (+ contrastive prompts)" * stage.sft_contrastive
-        else:
-            per = min((stage.ssl_tasks if stage.stage == "ssl" else stage.tasks_per_step) or len(tasks), len(tasks))
-            what = f"{n} {unit} of {per} tasks x {stage.group_size} samples"
-        when = (f"~{duration(low * n)} to {duration(high * n)} ({low:g}-{high:g} s a {unit[:-1]} for the 1.5B, "
-                f"{where}, bench/RESULTS.md)" if cfg.device == "cuda" else "time: not measured on a CPU")
-        print(f"  {name:<5} {what}, lr {stage.lr:g}: {when}", flush=True)
-
-
-def duration(seconds):
-    return (f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min" if seconds < 5400
-            else f"{seconds / 3600:.1f} h")
-
-
-def shares(samples):
-    """(pass rate: successes, ok and not a reference copy; the share faster than eager: successes above 1.0x)."""
-    ok = [s for s in samples if s["status"] == "ok" and not s.get("copy")]
-    return len(ok) / max(len(samples), 1), sum((s.get("speedup") or 0) > 1 for s in ok) / max(len(samples), 1)
-
-
-def stage_numbers(stage):
-    """Per logged step of a stage: (loss,) for sft, shares() of its samples for ssl and rl."""
-    log = read_jsonl(Path(stage.out) / "log.jsonl")
-    samples = read_jsonl(Path(stage.out) / "samples.jsonl")
-    return [(r["loss"],) if stage.stage == "sft" else shares([s for s in samples if s["step"] == r["step"]])
-            for r in log]
-
-
-def beating_eager(stage, n_tasks):
-    """'K of N (F found here)': the tasks whose best code in the stage's database at its end is faster than eager,
-    and how many of those this stage found (not --init-from's, nor the stage-1 data's)."""
-    log = read_jsonl(Path(stage.out) / "log.jsonl")[-1:] or [{}]
-    faster = [name for name, speedup in log[0].get("best_speedup", {}).items() if speedup > 1]
-    return f"{len(faster)} of {n_tasks} ({sum(log[0]['best_step'].get(name, 0) > 0 for name in faster)} found here)"
-
-
-def stage_summary(name, stage, n_tasks):
-    """One line at a stage's end: sft's loss; ssl's and rl's shares() over all its samples, and beating_eager."""
-    numbers, unit = stage_numbers(stage), stage_length(stage)[1]
-    if stage.stage == "sft":
-        return f"{name} done: {len(numbers)} steps, loss {numbers[0][0]:.3f} -> {numbers[-1][0]:.3f} (no samples)"
-    samples = read_jsonl(Path(stage.out) / "samples.jsonl")
-    return (f"{name} done: {len(numbers)} {unit}, {len(samples)} samples: pass {shares(samples)[0]:.1%}, faster than "
-            f"eager {shares(samples)[1]:.1%}; tasks with a code faster than eager: {beating_eager(stage, n_tasks)}")
-
-
-def chain_table(stages, n_tasks):
-    """The run's last lines: per stage ({name: its Config}) its first and last step (sft: loss; ssl, rl: pass rate,
-    share faster than eager) and beating_eager."""
-    rows = ["stage  steps  first step -> last step                      tasks faster than eager"]
-    for name, stage in stages.items():
-        numbers = stage_numbers(stage)
-        if not numbers:
-            continue
-        first, last = numbers[0], numbers[-1]
-        if stage.stage == "sft":
-            change, beat = f"loss {first[0]:.3f} -> {last[0]:.3f}", "-"
-        else:
-            change = f"pass {first[0]:.1%} -> {last[0]:.1%}, faster {first[1]:.1%} -> {last[1]:.1%}"
-            beat = beating_eager(stage, n_tasks)
-        rows.append(f"{name:<6} {len(numbers):>5}  {change:<44} {beat}")
-    return "\n".join(rows)

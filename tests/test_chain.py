@@ -15,6 +15,7 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+import chain  # noqa: E402
 import rl  # noqa: E402
 import engine  # noqa: E402
 import runs  # noqa: E402
@@ -44,7 +45,7 @@ def untimed(out):
 
 
 @pytest.fixture(scope="module")
-def chain(tmp_path_factory):
+def chain_run(tmp_path_factory):
     """One whole chain run: (its folder, its flags, what it printed)."""
     folder = tmp_path_factory.mktemp("chain")
     flags = CHAIN + ["--data", stage1_file(folder), "--out", str(folder / "run")]
@@ -58,8 +59,8 @@ def chain(tmp_path_factory):
     return folder / "run", flags, "\n".join(printed)
 
 
-def test_the_chain_runs_each_stage_in_its_folder_from_the_one_before(chain):
-    out, _, printed = chain
+def test_the_chain_runs_each_stage_in_its_folder_from_the_one_before(chain_run):
+    out, _, printed = chain_run
     plan = printed.split("\nconfig:")[0]
     assert plan.startswith("plan: sft -> ssl -> sftc -> rl") and "2 training tasks: cpu/relu, cpu/add_mul" in plan
     assert "held out: none" in plan and "tasks with none of them (ssl and rl alone train them): none" in plan
@@ -87,8 +88,8 @@ def test_the_chain_runs_each_stage_in_its_folder_from_the_one_before(chain):
         ["sft", "2"], ["ssl", "2"], ["sftc", "2"], ["rl", "1"]]
 
 
-def test_a_second_invocation_skips_the_finished_stages(chain, monkeypatch, capsys):
-    out, flags, _ = chain
+def test_a_second_invocation_skips_the_finished_stages(chain_run, monkeypatch, capsys):
+    out, flags, _ = chain_run
     logs = {name: (out / name / "log.jsonl").read_text() for name, _, _ in STAGES}
     monkeypatch.setattr(rl, "build_prompt", short_prompt)
     rl.run(rl.parse_config(flags))
@@ -126,11 +127,11 @@ if __name__ == "__main__":  # the evaluator's processes re-import this file
 """
 
 
-def test_ctrl_c_in_ssl_then_resume_continues_ssl_and_runs_the_rest(chain, tmp_path, monkeypatch):
+def test_ctrl_c_in_ssl_then_resume_continues_ssl_and_runs_the_rest(chain_run, tmp_path, monkeypatch):
     """SIGINT during ssl's round 2: one line on stderr naming the chain's --resume, exit 130,
     ssl checkpointed at round 1 and nothing after it; --resume goes on from round 2, then sftc and rl, and ends as
     the chain never interrupted."""
-    straight, flags, _ = chain
+    straight, flags, _ = chain_run
     out, marker = tmp_path / "run", tmp_path / "in-ssl-round-2"
     flags = flags[:flags.index("--out")] + ["--out", str(out)]
     driver = tmp_path / "driver.py"
@@ -184,17 +185,17 @@ def test_the_recipe_fills_what_is_not_given(tmp_path, capsys):
     said = " ".join(capsys.readouterr().out.split())
     assert "every stage --lora-rank 8 --lora-targets q_proj,v_proj --max-new-tokens 3200 --temperature 0.7" in said
     assert "sft (--steps: --sft-steps) --lr 0.0002; ssl --lr 0.0001" in said and "rl --lr 5e-05" in said
-    split = json.loads(runs.SPLIT.read_text())
+    split = json.loads(chain.SPLIT.read_text())
     for argv, lrs in [([], [2e-4, 1e-4, 1e-4, 5e-5]), (["--lr", "3e-4"], [3e-4] * 4)]:
         cfg, given = rl.parse_flags(["--stage", "all", "--model", "tiny", "--max-new-tokens", "64", "--out",
                                      str(tmp_path), *argv])
-        chain = rl.decide_config(cfg, given)
-        chosen = set(given) | rl.changed_fields(chain)
-        assert chain.task == ",".join(split["train"]) and not set(split["heldout"]) & set(chain.task.split(","))
-        assert (chain.max_new_tokens, chain.temperature, chain.lora_rank, chain.ssl_rounds) == (64, 0.7, 8, 4)
-        stages = [rl.stage_config(chain, chosen, name, "")[0] for name in rl.CHAIN]
+        whole = rl.decide_config(cfg, given)
+        chosen = set(given) | runs.changed_fields(whole)
+        assert whole.task == ",".join(split["train"]) and not set(split["heldout"]) & set(whole.task.split(","))
+        assert (whole.max_new_tokens, whole.temperature, whole.lora_rank, whole.ssl_rounds) == (64, 0.7, 8, 4)
+        stages = [chain.stage_config(whole, chosen, name, "")[0] for name in chain.CHAIN]
         assert [s.lr for s in stages] == lrs
-        assert [runs.stage_length(s)[0] for s in stages] == [200, 4, 40, 200]
+        assert [chain.stage_length(s)[0] for s in stages] == [200, 4, 40, 200]
 
 
 def test_auto_on_a_gpu_without_a_model_to_load_is_the_demo_policys_rl(monkeypatch, tmp_path, capsys):

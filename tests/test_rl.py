@@ -23,6 +23,7 @@ sys.path.insert(0, str(REPO))
 import evaluator  # noqa: E402
 import rl  # noqa: E402
 import engine  # noqa: E402
+import cudal1  # noqa: E402
 import runs  # noqa: E402
 
 # wall-clock fields (and the builds the cache did not hold): the only ones allowed to differ on replay
@@ -89,10 +90,10 @@ def test_wrong_type_or_value_is_an_error(argv, words, capsys):
 
 def test_check_config_rejects_wrong_types():
     with pytest.raises(rl.ConfigError, match="steps must be int"):
-        rl.check_config(rl.Config(steps="3"))
+        runs.check_config(rl.Config(steps="3"))
     with pytest.raises(rl.ConfigError, match="contrastive must be bool"):
-        rl.check_config(rl.Config(contrastive=1))
-    rl.check_config(rl.Config(lr=1))  # an int where a float is due is fine (JSON writes 1.0 as 1.0, users write 1)
+        runs.check_config(rl.Config(contrastive=1))
+    runs.check_config(rl.Config(lr=1))  # an int where a float is due is fine (JSON writes 1.0 as 1.0, users write 1)
 
 
 def test_flags_that_would_not_do_what_they_say_are_refused():
@@ -101,11 +102,11 @@ def test_flags_that_would_not_do_what_they_say_are_refused():
     score. Each is one line."""
     for cfg, words in [(rl.Config(fail_reward=-1.0), "fail_reward"), (rl.Config(top_p=0.9), "top_p")]:
         with pytest.raises(rl.ConfigError, match=words) as e:
-            rl.check_config(cfg)
+            runs.check_config(cfg)
         assert "\n" not in str(e.value)
-    rl.check_config(rl.Config(fail_reward=-1.5))  # below log(0.25) = -1.39
-    rl.check_config(rl.Config(log_speedup=False, fail_reward=0.0))  # raw speedups: a failure's 0 is below any
-    rl.check_config(rl.Config(stage="collect", top_p=0.9))  # collect and ssl do not score ratios
+    runs.check_config(rl.Config(fail_reward=-1.5))  # below log(0.25) = -1.39
+    runs.check_config(rl.Config(log_speedup=False, fail_reward=0.0))  # raw speedups: a failure's 0 is below any
+    runs.check_config(rl.Config(stage="collect", top_p=0.9))  # collect and ssl do not score ratios
 
 
 def test_config_json_round_trips(tmp_path):
@@ -779,7 +780,7 @@ def test_resume_refuses_a_corrupt_line_amid_valid_ones(tmp_path, monkeypatch, na
     out = run_then(tmp_path, monkeypatch)
     with open(out / "exemplars.jsonl", "a") as f:  # a 9.3x kernel found at step 3, and its best/ file
         f.write(json.dumps(dict(task="cpu/relu", code="# fast", score=9.3, step=3, meta={})) + "\n")
-    rl.write_best(rl.Config(out=str(out)), "cpu/relu", 9.3, "# fast", 3)
+    runs.write_best(rl.Config(out=str(out)), "cpu/relu", 9.3, "# fast", 3)
     lines = (out / name).read_text().splitlines(True)
     lines.insert(1, lines[0][:len(lines[0]) // 2] + "\n")
     (out / name).write_text("".join(lines))
@@ -980,7 +981,7 @@ def test_best_covers_only_this_runs_tasks(tmp_path):
                                                      for t, c, x in carried))
     cfg = rl.Config(model="tiny", device="cpu", init_from=str(earlier), out=str(tmp_path / "run"))
     tasks = [(t, (REPO / "tasks" / f"{t}.py").read_text()) for t in ("cpu/relu",)]
-    db, best = rl.open_database(cfg, tasks)
+    db, best = runs.open_database(cfg, tasks)
     assert {k: v[0] for k, v in best.items()} == {"cpu/relu": 1.5}
     assert [f.name for f in (tmp_path / "run" / "best").iterdir()] == ["cpu__relu.py"]
     assert [e.code for e in db.entries("cpu/add_mul")] == ["# add_mul variant"]  # kept, not counted
@@ -992,7 +993,7 @@ def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
     cfg = rl.decide_config(rl.Config(model="tiny", device="cpu", task="cpu/relu", group_size=2,
                                       eval_time_budget=0.2, out=str(tmp_path), log_speedup=False, fail_reward=0.0))
     tasks = rl.load_tasks(cfg)
-    db, best = rl.open_database(cfg, tasks)
+    db, best = runs.open_database(cfg, tasks)
     rollouts = [dict(texts=[CLAMP_RELU, "I would rather not."])]
     results, raw, rewards = rl.evaluate_and_reward(cfg, tasks, rollouts)
     assert [r.status for r in results] == ["ok", "compile_error"], [r.reason for r in results]
@@ -1017,14 +1018,14 @@ def test_best_folder_holds_only_kernels_faster_than_the_reference(tmp_path):
     only kernels with speedup > 1 (9.3x), also when a resume rewrites it from the database."""
     cfg = rl.Config(model="tiny", device="cpu", out=str(tmp_path))
     tasks = [(t, (REPO / "tasks" / f"{t}.py").read_text()) for t in ("cpu/relu", "cpu/add_mul")]
-    db, best = rl.open_database(cfg, tasks)
+    db, best = runs.open_database(cfg, tasks)
     rollouts = [dict(codes=["# slow relu"]), dict(codes=["# fast add_mul"])]
     results = [rl.evaluator.Result("ok", correct=True, speedup=x, ref_ms=1.0, cand_ms=1 / x) for x in (0.087, 9.3)]
     rl.record_winners(cfg, db, best, tasks, rollouts, results, step=1)
     assert {k: v[0] for k, v in best.items()} == {"cpu/relu": 0.087, "cpu/add_mul": 9.3}
     assert [f.name for f in (tmp_path / "best").iterdir()] == ["cpu__add_mul.py"]
     (tmp_path / "best" / "cpu__add_mul.py").unlink()
-    rl.open_database(cfg, tasks)  # what a resume does after cutting best/
+    runs.open_database(cfg, tasks)  # what a resume does after cutting best/
     assert [f.name for f in (tmp_path / "best").iterdir()] == ["cpu__add_mul.py"]
 
 
@@ -1104,13 +1105,13 @@ def test_a_copy_of_the_reference_earns_what_a_failure_earns(monkeypatch, tmp_pat
     assert raw.tolist() == [0.8, -1.0, -1.0]
     assert calls[0][1]["time_copies"] is False  # so the evaluator checks copies in full but barely times them
     assert rl.evaluate_and_reward(replace(cfg, copy_reward="0.5"), batch, rollouts)[1].tolist() == [0.8, 0.5, -1.0]
-    db, best = rl.ExemplarDB(), {}
+    db, best = cudal1.ExemplarDB(), {}
     rl.record_winners(cfg, db, best, batch, rollouts, results, step=1)
     assert [e.code for e in db.entries("t")] == [code("honest")] and best["t"][1] == code("honest")
     rl.add_measured(cfg, db, [dict(task="t", code=code("copy"), result=COPY.to_dict())])
     assert [e.code for e in db.entries("t")] == [code("honest")]
     with pytest.raises(rl.ConfigError, match="copy_reward"):
-        rl.check_config(replace(cfg, copy_reward="half"))
+        runs.check_config(replace(cfg, copy_reward="half"))
 
 # ---------------------------------------------------------------------------- mini-batches: the ratio clip binds
 
@@ -1147,9 +1148,9 @@ def test_minibatches_move_the_ratio_and_the_clip_binds(monkeypatch):
     assert (later.grad[binds] == 0).all() and (later.grad[~binds] != 0).all()
     assert stats["clip_frac"] == pytest.approx(float(binds.float().mean()) / 2)  # the mean over the 2 steps
     with pytest.raises(rl.ConfigError, match="minibatches"):
-        rl.check_config(rl.Config(eps_high=0.28))
-    rl.check_config(rl.Config(eps_high=0.28, minibatches=4))
-    rl.check_config(rl.Config(eps_high=0.28, mu=2))
+        runs.check_config(rl.Config(eps_high=0.28))
+    runs.check_config(rl.Config(eps_high=0.28, minibatches=4))
+    runs.check_config(rl.Config(eps_high=0.28, mu=2))
 
 
 def test_adv_std_floor_reaches_the_update(tmp_path, monkeypatch):
@@ -1206,7 +1207,7 @@ def test_best_is_the_combined_score(tmp_path):
     """A lucky 9x measurement does not stay the best: the code measured again scores the median of its measurements
     (a code repeated by several samples of one step counts once), and best/ follows the combined scores."""
     cfg = rl.Config(device="cpu", out=str(tmp_path))
-    db, best, batch = rl.ExemplarDB(), {}, [("t", "REF")]
+    db, best, batch = cudal1.ExemplarDB(), {}, [("t", "REF")]
 
     def step(n, *measured):  # measured: (name, speedup) per sample
         rollouts = [dict(codes=[code(name) for name, _ in measured])]
@@ -1231,7 +1232,7 @@ def test_a_resume_does_not_measure_carried_codes_again(tmp_path):
     cfg = rl.Config(model="tiny", device="cpu", init_from=str(earlier), out=str(tmp_path / "run"))
     tasks = [("cpu/relu", (REPO / "tasks" / "cpu" / "relu.py").read_text())]
     for _ in range(2):
-        db, best = rl.open_database(cfg, tasks)
+        db, best = runs.open_database(cfg, tasks)
         assert [(e.score, e.measured) for e in db.entries("cpu/relu")] == [(1.0, [1.0]), (2.0, [1.5, 2.5])]
         assert best["cpu/relu"][0] == 2.0
 

@@ -18,6 +18,7 @@ import evaluator  # noqa: E402
 import rl  # noqa: E402
 import engine  # noqa: E402
 import prompts  # noqa: E402
+import cudal1  # noqa: E402
 import runs  # noqa: E402
 from prompts import build_prompt, compare_variants, extract_code  # noqa: E402
 from test_stages import CLAMP, RELU, TINY, short_prompt, write_jsonl  # noqa: E402
@@ -210,7 +211,7 @@ def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch
     tok = engine.tiny_policy(0)[1]
     codes = {0.7: CLAMP.replace("0.0", "0"), 1.3: CLAMP.replace("0.0", "0."), 2.1: CLAMP.replace("0.0", "0.00"),
              1.9: LONG}
-    db = rl.ExemplarDB()
+    db = cudal1.ExemplarDB()
     db.seed_reference("cpu/relu", RELU)
     for score, code in codes.items():
         db.add("cpu/relu", code, score)
@@ -232,7 +233,7 @@ def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch
 
 
 def test_target_score_by_hand():
-    db = rl.ExemplarDB()
+    db = cudal1.ExemplarDB()
     db.seed_reference("t", "ref")
     draws = lambda: {rl.target_score(db, "t", np.random.default_rng(i)) for i in range(40)}  # noqa: E731
     assert draws() == {math.inf}  # the reference alone: shown

@@ -19,6 +19,7 @@ import evaluator  # noqa: E402
 import prompts  # noqa: E402
 import rl  # noqa: E402
 import engine  # noqa: E402
+import cudal1  # noqa: E402
 import runs  # noqa: E402
 from prompts import build_prompt, extract_code  # noqa: E402
 from test_rl import TIMING, same_checkpoints  # noqa: E402
@@ -178,7 +179,7 @@ def test_sft_contrastive_shows_neither_the_target_nor_faster_codes(monkeypatch):
     codes = [CLAMP.replace("0.0", v) for v in "0123"]
     records = [dict(task="cpu/relu", ref_code=RELU, code=c, result=dict(status="ok", speedup=1.5 + i))
                for i, c in enumerate(codes)]
-    db = rl.ExemplarDB()
+    db = cudal1.ExemplarDB()
     db.seed_reference("cpu/relu", RELU)
     rl.add_measured(cfg, db, records)
     db.add("cpu/relu", codes[0] + "   \n", 1.9)  # the same code up to trailing whitespace: a re-measurement
@@ -202,7 +203,7 @@ def test_contrastive_prompts_show_codes_without_their_intent_labels(monkeypatch)
     cfg = rl.Config(model="tiny", device="cpu", task="cpu/relu", n_exemplars=2)
     tok = engine.tiny_policy(0)[1]
     labelled = '"""faster (hoped): clamp in place.\nOne pass."""\n' + CLAMP
-    db = rl.ExemplarDB()
+    db = cudal1.ExemplarDB()
     db.seed_reference("cpu/relu", RELU)
     db.add("cpu/relu", labelled, 0.9)
     [prompt] = rl.build_prompts(cfg, db, [("cpu/relu", RELU)], 1, tok)
