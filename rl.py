@@ -200,7 +200,7 @@ def decide_config(cfg, given=None):
     given: the fields set on purpose (the command line's flags, else changed_fields), which nothing here overrides.
     A field's value is the first of: the flags given; a resumed run's config.json (parse_flags); chain.RECIPE, for
     --stage all (here its "all", each stage's own in chain.stage_config); the demo policy's flags.json where no real
-    model runs (runs.fallback_to_demo); Config's default. Then what the machine and earlier stages decide, in this order:
+    model runs (runs.fallback_to_demo); Config's default. Then what the machine and earlier stages decide, in order:
 
         stage     auto: all (the chain) for a real model on a GPU without --init-from, else rl
         device    auto: cuda when there is a GPU
@@ -757,7 +757,7 @@ def run(cfg, reward_fn=None, given=None):
     auto_model = not (cfg.model or cfg.init_from)
     cfg = decide_config(cfg, given)
     if cfg.stage == "all":
-        return chain.run_all(cfg, given, load_tasks(cfg), run, reward_fn)  # the stages one after another, each by run()
+        return chain.run_all(cfg, given, load_tasks(cfg), run, reward_fn)  # the stages in turn, each by run()
     if "RANK" in os.environ and cfg.stage != "rl":
         raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
     cfg = engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
@@ -791,6 +791,7 @@ def run(cfg, reward_fn=None, given=None):
         engine.barrier()
         dist.destroy_process_group()
     return cfg
+
 
 def main(argv=None):
     """The command line: errors and Ctrl-C end in one line on stderr (exit status 1, or 130 for Ctrl-C or SIGTERM)."""

@@ -1,7 +1,7 @@
-"""runs.py: a run's plumbing, kept out of the method's way in rl.py: the command line's help, the policy when --model is
-not given (the hub, bench/fetch_model.py's copy, the demo policy), the run folder's files (log.jsonl, samples.jsonl,
-progress.png, ckpt.pt), builds started while the policy decodes, Ctrl-C and resume, and the plan and table of
---stage all's chain.
+"""runs.py: a run's plumbing, kept out of the method's way in rl.py: the command line's help and the config's checks,
+the policy when --model is not given (the hub, bench/fetch_model.py's copy, the demo policy), the run folder's files
+(exemplars.jsonl and best/, log.jsonl, samples.jsonl, progress.png, ckpt.pt), builds started while the policy
+decodes, Ctrl-C and resume. (--stage all's chain: chain.py.)
 
 `cfg` is rl.Config. Rank 0 alone writes files under torchrun (engine.is_main).
 """
