@@ -43,7 +43,7 @@ def test_the_shipped_policy_is_small_and_trained():
     assert json.loads((runs.DEMO_POLICY / "config.json").read_text())["model"] == "tiny"
     flags = json.loads((runs.DEMO_POLICY / "flags.json").read_text())
     assert set(flags) <= {f for f in rl.asdict(rl.Config())}
-    assert rl.check_config(rl.replace(rl.Config(), **flags))  # names and types of Config fields
+    assert runs.check_config(rl.replace(rl.Config(), **flags))  # names and types of Config fields
 
 
 def test_a_repeated_code_is_evaluated_once(monkeypatch):
