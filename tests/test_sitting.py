@@ -87,3 +87,26 @@ def test_go_verdict_by_hand():
     assert not sitting.go_verdict(plain, [dict(groups=8, groups_signal=5, groups_speed=1, pass_rate=0.4)])["go"]
     assert not sitting.go_verdict(plain, [dict(groups=8, groups_signal=3, groups_speed=3, pass_rate=0.4)])["go"]
     assert not sitting.go_verdict(plain, [dict(groups=8, groups_signal=5, groups_speed=2, pass_rate=0.34)])["go"]
+
+
+def test_a_no_go_changes_s_and_runs_the_go_no_go_again(tmp_path):
+    """change-s after a no-go: S goes on from its last step to the new length, the go verdict and folders go, the
+    change and the verdict it answers stay in campaign.json."""
+    proof = tmp_path / "proof"
+    for name, steps in (("S", 2), ("go_plain", 1), ("go_contrastive", 1)):
+        (proof / name).mkdir(parents=True)
+        (proof / name / "log.jsonl").write_text("".join(json.dumps(dict(step=i + 1)) + "\n" for i in range(steps)))
+    no_go = dict(go=False, checks={"plain signal 2/8 >= 1/2": False})
+    (proof / "campaign.json").write_text(json.dumps(dict(reward_settled=True, lr_changes=[], go=no_go)))
+    SMALL_S = dict(SMALL, s_steps=2)
+    args = ["--proof", str(proof), "--scale", json.dumps(SMALL_S)]
+    with pytest.raises(SystemExit, match="needs --s-steps"):
+        sitting.main(["change-s", *args])
+    sitting.main(["change-s", "--s-steps", "5", "--why", "undertrained", *args])
+    st = json.loads((proof / "campaign.json").read_text())
+    assert st["go"] is None and st["s_changes"][0]["after"] == no_go and st["s_changes"][0]["s_steps"] == 5
+    assert not (proof / "go_plain").exists() and not (proof / "go_contrastive").exists()
+    rows, cmd = statuses(proof)
+    assert rows["S"] == "next" and cmd[cmd.index("--steps") + 1] == "5" and "--resume" in cmd  # on from step 2
+    with pytest.raises(SystemExit, match="answers a no-go"):
+        sitting.main(["change-s", "--s-steps", "6", "--why", "again", *args])

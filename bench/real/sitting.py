@@ -9,6 +9,7 @@ A piece cut by the limit (SIGINT: the run checkpoints its last finished step) go
     python bench/real/sitting.py                               # the plan: each piece, done or not, and the next
     python bench/real/sitting.py next --model M.gguf --limit 280 --pack "$OUT"   # on the GPU: the next piece
     python bench/real/sitting.py take /work/.device/...        # here: what came back, into bench/real/proof/
+    python bench/real/sitting.py change-s --s-steps 200 --why "..."   # after a no-go: S longer, the go/no-go again
 
 The GGUF travels in pieces first (here: `split -b 58m -d -a 2 M .gguf/p`; one GPU call each, carrying
 .gguf/pNN and moving it to /root/m/); `next` joins /root/m/p00, p01, ... into --model and checks its sha256.
@@ -49,11 +50,11 @@ class Campaign:
     s_tasks: str = ",".join(SPLIT["train"])  # S's data: every working stage-1 variant of the 30 training tasks
     tasks: str = PROOF_TASKS                # the RL arms' tasks and the measurements' training split
     heldout: str = ",".join(SPLIT["heldout"])  # the 13 tasks no stage trains on, measured at every checkpoint
-    s_steps: int = 120                      # S: AdamW steps of 16 records, each under both prompts
+    s_steps: int = 80                       # S: AdamW steps of 16 records (~9.5 epochs), each under both prompts
     arm_steps: int = 24                     # each RL arm
     samples: int = 16                       # a measurement's samples per task
     stretch: int = 1                        # RL steps per command (one step: ~2-4 minutes at 64 x 3,200 tokens)
-    s_stretch: int = 60                     # S steps per command
+    s_stretch: int = 80                     # S steps per command (~4.5 s a step on an H100)
     model: list = field(default_factory=lambda: ["--model", ""])  # the policy flags every piece gets
     extra: list = field(default_factory=list)  # more rl.py flags for every piece (the CPU test's --device cpu)
 
@@ -75,6 +76,20 @@ def last_step(folder):
 def state(c):
     path = c.proof / "campaign.json"
     return json.loads(path.read_text()) if path.exists() else dict(reward_settled=False, lr_changes=[], go=None)
+
+
+def change_s(c, steps, why):
+    """PROTOCOL.md's answer to a no-go: change S (here: train it longer, from where it stopped) and run the go/no-go
+    again. campaign.json keeps every change and the verdict it answers; the go folders go (git history keeps them)."""
+    st = state(c)
+    if not st.get("go") or st["go"]["go"]:
+        sys.exit("sitting: change-s answers a no-go; the campaign has none")
+    st.setdefault("s_changes", []).append(dict(s_steps=steps, why=why, after=st["go"], date=time.strftime("%Y-%m-%d")))
+    st["go"] = None
+    for name in ("go_plain", "go_contrastive"):
+        shutil.rmtree(c.proof / name, ignore_errors=True)
+    save_state(c, st)
+    print(f"sitting: S goes on to step {steps}; the go/no-go runs again after it", flush=True)
 
 
 def save_state(c, st):
@@ -142,7 +157,7 @@ def piece_s(c, st):
 def piece_go(contrastive):
     def piece(c, st):
         out = c.proof / ("go_contrastive" if contrastive else "go_plain")
-        if last_step(out) >= 1 or last_step(c.proof / "S") < c.s_steps:
+        if last_step(out) >= 1 or last_step(c.proof / "S") < c.s_steps or st.get("go"):
             return None
         return rl_cmd("--stage", "rl", "--init-from", str(c.proof / "S"), *c.model, "--task", c.tasks, *RL_FLAGS,
                       "--steps", "1", "--no-update", "--contrastive" if contrastive else "--no-contrastive",
@@ -222,6 +237,8 @@ def is_done(c, st, name):
 def plan(c):
     """[(piece, 'done' | 'next' | 'waits: why' | 'later')], and the next piece's command (None: none can run)."""
     st, rows, nxt = state(c), [], None
+    if st.get("s_changes"):  # S as the last change-s made it
+        c.s_steps = st["s_changes"][-1]["s_steps"]
     for name, make in PIECES.items():
         if is_done(c, st, name):
             rows.append((name, "done"))
@@ -339,7 +356,7 @@ def check_model(path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("verb", nargs="?", default="plan", choices=["plan", "next", "take"])
+    p.add_argument("verb", nargs="?", default="plan", choices=["plan", "next", "take", "change-s"])
     p.add_argument("src", nargs="?", help="take: the folder a sitting's files came back in")
     p.add_argument("--model", default="", help="the policy: the GGUF's path on the GPU machine (tiny in the test)")
     p.add_argument("--limit", type=float, default=280, help="seconds the sitting may run (then SIGINT: the piece "
@@ -349,10 +366,16 @@ def main(argv=None):
     p.add_argument("--proof", default=str(Campaign.proof), help="the campaign's state folder")
     p.add_argument("--scale", help="JSON of Campaign fields to change (the CPU test's small campaign)")
     p.add_argument("--extra", default="", help="more rl.py flags for every piece, space-separated")
+    p.add_argument("--s-steps", type=int, help="change-s: S's new length in steps")
+    p.add_argument("--why", help="change-s: the reason, as campaign.json records it")
     a = p.parse_args(argv)
     c = Campaign(proof=Path(a.proof).resolve(), model=["--model", a.model] if a.model else [], extra=a.extra.split())
     for k, v in json.loads(a.scale or "{}").items():
         setattr(c, k, v)
+    if a.verb == "change-s":
+        if not (a.s_steps and a.why):
+            sys.exit("sitting: change-s needs --s-steps and --why")
+        return change_s(c, a.s_steps, a.why)
     if a.verb == "take":
         return take(a.src, c.proof)
     if a.verb == "next":
