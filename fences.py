@@ -107,6 +107,7 @@ def short(text, lines=25, width=4000):
 # (JSON has none). The trusted side's own messages (the caller's and the judge's, to workers and builds) stay pickled.
 
 WIRE_MAX = 4 << 20  # bytes of one message from an untrusted process (a build spec's sources are the largest)
+NUMBER_MAX = 2 ** 53  # the largest magnitude of a number on the wire: NaN, infinities and huge ints never reach a clock
 
 
 class Either:
@@ -150,20 +151,32 @@ def send_data(conn, msg):
     conn.send_bytes(json.dumps(msg).encode())
 
 
+def _number(kind):
+    """json.loads' parser of a number (or NaN, Infinity): its value, or ValueError beyond +-NUMBER_MAX."""
+    def parse(text):
+        if not abs(x := kind(text)) <= NUMBER_MAX:  # (False for NaN too)
+            raise ValueError(f"the number {text[:40]} is not finite or beyond +-2**53")
+        return x
+    return parse
+
+
 def recv_data(conn, who):
-    """One message from an untrusted process, as JSON data: a non-empty list whose first item is a str. Anything else
-    (a pickle, bytes that are not JSON, a message over WIRE_MAX) is Verdict `wire`; EOFError when it has ended."""
+    """One message from an untrusted process, as JSON data: a non-empty list whose first item is a str, its numbers
+    finite and within +-NUMBER_MAX, its strings text (no lone surrogate: it would raise wherever it is encoded).
+    Anything else (a pickle, bytes that are not JSON, a message over WIRE_MAX) is Verdict `wire`; EOFError when it
+    has ended."""
     try:
         raw = conn.recv_bytes(WIRE_MAX)
     except OSError as e:  # (a message over the bound; a connection reset ends like EOF)
         if isinstance(e, ConnectionResetError):
             raise EOFError from None
         raise Verdict("rejected", "wire", f"the {who} process sent a message over {WIRE_MAX} bytes") from None
-    try:
-        msg = json.loads(raw)
-    except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
-        raise Verdict("rejected", "wire", f"the {who} process sent a message that is not data (JSON): "
-                      f"{bytes(raw[:40])!r}...") from None
+    try:  # (UnicodeDecodeError and UnicodeEncodeError are ValueErrors)
+        msg = json.loads(raw, parse_float=_number(float), parse_int=_number(int), parse_constant=_number(float))
+        json.dumps(msg, ensure_ascii=False).encode()
+    except (ValueError, RecursionError) as e:
+        raise Verdict("rejected", "wire", f"the {who} process sent a message that is not data (plain JSON): "
+                      f"{str(e)[:100]!r}: {bytes(raw[:40])!r}...") from None
     if type(msg) is not list or not msg or type(msg[0]) is not str:
         raise Verdict("rejected", "wire", f"the {who} process sent {type(msg).__name__} data, not a message")
     return msg
