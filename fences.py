@@ -195,12 +195,52 @@ def failure(msg, who):
     return Verdict(msg[0], msg[1], msg[2][:20000])
 
 
-# candidate flags go into build.ninja, which ninja runs through /bin/sh -c: each flag must be one shell word of
-# harmless characters, and none may load code into the compiler or linker or swap the compiler
+# Candidate flags go into build.ninja, which ninja runs through /bin/sh -c: each flag is one shell word of harmless
+# characters. Each is then one of the families a kernel author needs (FLAG_RULES, by argument of load_inline), checked
+# word by word as the tools see them: the parts of a wrapper (-Wl,a,b  -Xcompiler=a,b  -Xptxas a) against the rules of
+# the tool they reach. No allowed word names a plugin, a wrapper, a spec or response file, another compiler or
+# linker, an output file, or a folder outside the build's own (-I of a relative path without ..).
 FLAG_CHARS = re.compile(r"[A-Za-z0-9_=+,.:/@%-]+")
-FLAG_DENIED = ("-fplugin", "-B", "-wrapper", "-specs", "--specs", "@", "-Xlinker", "-Wl,-plugin", "-Wl,--plugin",
-               "-ccbin", "--compiler-bindir", "-include", "-imacros", "--include", "-x", "--dryrun", "-o", "-MF")
-FLAG_KEYS = ("extra_cflags", "extra_cuda_cflags", "extra_sycl_cflags", "extra_ldflags", "extra_include_paths")
+_F_DENIED = r"plugin|dump|opt-info|profile|auto-profile|stack-usage|callgraph-info|diagnostics-format|save-|use-ld|" \
+            r"ld-path|coverage|test-coverage|module|deps|compare-debug"  # -f options that load, write or run files
+_HOST = (r"-O[0-3sgz]?|-Ofast|-[DU][A-Za-z_]\w*(=[\w.+:-]*)?|-std=[\w+]+|-g[0-3]?|-w|-pthread|-m[\w=.+-]+"
+         rf"|-W(?![lap]\b)[\w=+-]*|-I(?!/)(?!.*\.\.)[\w.+/-]+|-f(?!{_F_DENIED})[A-Za-z][\w+.-]*(=[\w.+:-]*)?")
+_NVCC = (_HOST + r"|--?use[_-]fast[_-]math|-lineinfo|--generate-line-info|--expt-relaxed-constexpr|--expt-extended"
+         r"-lambda|--extended-lambda|-res-usage|--resource-usage|-G|--?maxrregcount=\d+|--?(ftz|prec-div|prec-sqrt|fmad)"
+         r"=(true|false)|--?default-stream=\w+|--?threads=\d+|--?diag[-_](suppress|warning|error)=\w+|--std=[\w+]+")
+_PTXAS = r"-v|--verbose|-O[0-3]|--?warn-on-[\w-]+|--?(dlcm|dscm|def-load-cache|def-store-cache)=\w+|--?maxrregcount=\d+"
+_GPU = r"((arch|code)=)?(compute|sm|lto)_\w+|native|all|all-major"
+_LINKER = r"-O[0-3]|--(no-)?as-needed|--gc-sections|-s|--strip-all|-z|now|relro|noexecstack|-rpath(=/[\w.+/-]+)?|/[\w.+/-]+"
+_LIBS = r"cublas|cublasLt|cudart|cuda|cufft|curand|cusparse|cusolver|cudnn|nvrtc|nvToolsExt|c10|c10_cuda|torch" \
+        r"|torch_cpu|torch_cuda|torch_python|m|dl|rt|pthread|gomp|stdc\+\+"
+_NVCC_WRAPPERS = {"-Xcompiler": _HOST, "--compiler-options": _HOST, "-Xptxas": _PTXAS, "--ptxas-options": _PTXAS,
+                  "-gencode": _GPU, "--generate-code": _GPU, "-arch": _GPU, "--gpu-architecture": _GPU,
+                  "-code": _GPU, "--gpu-code": _GPU}
+FLAG_RULES = {  # argument: (the words a flag may be, {a wrapper: the words its parts may be})
+    "extra_cflags": (_HOST, {}), "extra_sycl_cflags": (_HOST, {}), "extra_cuda_cflags": (_NVCC, _NVCC_WRAPPERS),
+    "extra_ldflags": (rf"-l({_LIBS})|-pthread|-fopenmp|-O[0-3]?", {"-Wl": _LINKER, "-Xlinker": _LINKER}),
+    "extra_include_paths": (r"(?!/)(?!.*\.\.)[\w.+/-]+", {})}
+
+
+def refused_flag(key, flags):
+    """The first word of one load_inline argument's flags that FLAG_RULES does not allow, as (flag, the word the tool
+    sees), or None. A wrapper alone (-Xcompiler -O3) takes the next flag as its parts."""
+    words, wrappers = FLAG_RULES[key]
+    flags = list(flags)
+    while flags:
+        flag = flags.pop(0)
+        if type(flag) is not str or not FLAG_CHARS.fullmatch(flag):
+            return flag, flag
+        head, _, parts = flag.partition("," if flag.startswith("-Wl,") else "=")
+        if head not in wrappers:
+            if not re.fullmatch(words, flag):
+                return flag, flag
+            continue
+        parts = parts or (flags.pop(0) if flags and type(flags[0]) is str else "")
+        bad = [p for p in parts.split(",") if not re.fullmatch(wrappers[head], p)]
+        if bad:
+            return flag, bad[0]
+    return None
 
 
 def check_spec(spec):
@@ -214,13 +254,13 @@ def check_spec(spec):
     if not (type(args.get("name")) is str and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,100}", args["name"])):
         raise Verdict("compile_error", "build_flags", f"extension name {str(args.get('name'))[:80]!r}: use letters, "
                       "digits and underscores")
-    for key in FLAG_KEYS:
+    for key in FLAG_RULES:
         flags = args.get(key) or []
-        for flag in [flags] if type(flags) is str else flags:
-            parts = re.split(r"[=,]", flag) if type(flag) is str else []  # (-Xcompiler=-fplugin=..., -Wl,...)
-            if type(flag) is not str or not FLAG_CHARS.fullmatch(flag) or any(x.startswith(FLAG_DENIED) for x in parts):
-                raise Verdict("compile_error", "build_flags", f"{key} {str(flag)[:80]!r} is not allowed: a flag is one "
-                              "word of letters, digits and _=+,.:/@%- and loads no plugin, wrapper or file")
+        bad = refused_flag(key, [flags] if type(flags) is str else flags)
+        if bad:
+            raise Verdict("compile_error", "build_flags", f"{key} {str(bad[0])[:80]!r} is not allowed ({str(bad[1])[:40]!r}"
+                          "): a flag is one word of letters, digits and _=+,.:/@%- of the families a kernel needs "
+                          "(fences.FLAG_RULES), naming no plugin, tool, output file or folder outside the build")
     for name, _ in args.get("files") or []:
         if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}", name):
             raise Verdict("compile_error", "build_flags", f"source file name {name[:80]!r} is not allowed")

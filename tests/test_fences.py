@@ -279,22 +279,33 @@ def test_a_worker_reports_failures_only_and_never_the_references():
         assert fences.failure(forged, "candidate").check == "wire", forged
 
 
-@pytest.mark.parametrize("flags, refused", [
-    (["-O3", "-DNAME=1", "-ffast-math", "-std=c++17", "-Wl,-rpath,/opt/x", "-lm"], None),
-    (["--use_fast_math", "-gencode=arch=compute_90,code=sm_90", "-Xptxas=-v", "-Xcompiler=-fopenmp"], None),
-    (["-O3", "-DX=1;touch /tmp/x"], "-DX=1;touch /tmp/x"), (["$(id)"], "$(id)"), (["-O2 -g"], "-O2 -g"),
-    (["-fplugin=/tmp/p.so"], "-fplugin"), (["-Xcompiler=-fplugin=/tmp/p.so"], "-fplugin"), (["-B/tmp"], "-B/tmp"),
-    (["-ccbin=/tmp/cc"], "-ccbin"), (["@/tmp/args"], "@/tmp/args"), (["-include", "/tmp/h.h"], "-include"),
+@pytest.mark.parametrize("key, flags, refused", [
+    ("extra_cflags", ["-O3", "-DNAME=1", "-ffast-math", "-std=c++17", "-fPIC", "-march=native", "-Wall", "-Iinc"], None),
+    ("extra_cuda_cflags", ["--use_fast_math", "-gencode=arch=compute_90,code=sm_90", "-Xptxas=-v", "-Xcompiler=-fopenmp",
+                           "-Xcompiler", "-O3,-Wall", "-arch", "sm_80", "--expt-relaxed-constexpr"], None),
+    ("extra_ldflags", ["-lcublas", "-lm", "-Wl,-rpath,/opt/x", "-Wl,--no-as-needed"], None),
+    ("extra_cflags", ["-O3", "-DX=1;touch /tmp/x"], "-DX=1;touch /tmp/x"), ("extra_cflags", ["$(id)"], "$(id)"),
+    ("extra_cflags", ["-O2 -g"], "-O2 -g"), ("extra_cflags", ["-fplugin=/tmp/p.so"], "-fplugin"),
+    ("extra_cuda_cflags", ["-Xcompiler=-fplugin=/tmp/p.so"], "-fplugin"), ("extra_cflags", ["-B/tmp"], "-B/tmp"),
+    ("extra_cuda_cflags", ["-ccbin=/tmp/cc"], "-ccbin"), ("extra_cflags", ["@/tmp/args"], "@/tmp/args"),
+    ("extra_cflags", ["-include", "/tmp/h.h"], "-include"), ("extra_cflags", ["-I/tmp"], "-I/tmp"),
+    # the words the tools see: a linker plugin behind -Wl, or -Xlinker, an output file behind an -f option
+    ("extra_ldflags", ["-Wl,-plugin,/tmp/p.so"], "'-plugin'"), ("extra_ldflags", ["-Xlinker", "-plugin"], "'-plugin'"),
+    ("extra_ldflags", ["-Wl,--plugin=/tmp/p.so"], "--plugin"), ("extra_cflags", ["-fopt-info-all=x.txt"], "-fopt-info"),
+    ("extra_cuda_cflags", ["-Xcompiler", "-fdump-tree-all=x"], "-fdump"), ("extra_ldflags", ["-lmine"], "-lmine"),
+    ("extra_include_paths", ["../other"], "../other"), ("extra_cflags", ["-Wp,-fplugin=/tmp/p.so"], "-Wp,"),
 ])
-def test_candidate_flags_are_single_harmless_words_or_refused_in_one_line(flags, refused):
-    spec = {"kind": "load_inline", "args": {"name": "ext", "cpp_sources": "", "extra_cflags": flags}}
+def test_candidate_flags_are_single_harmless_words_of_the_families_a_kernel_needs(key, flags, refused):
+    """Every word the compiler or linker would see (a wrapper's parts too) is one of fences.FLAG_RULES' families, or
+    the build is refused in one line that names the flag."""
+    spec = {"kind": "load_inline", "args": {"name": "ext", "cpp_sources": "", key: flags}}
     if refused is None:
         assert fences.check_spec(spec) is spec
         return
     with pytest.raises(fences.Verdict) as v:
         fences.check_spec(spec)
     assert v.value.status == "compile_error" and v.value.check == "build_flags"
-    assert refused in v.value.reason and "\n" not in v.value.reason and "extra_cflags" in v.value.reason
+    assert refused in v.value.reason and "\n" not in v.value.reason and key in v.value.reason
 
 
 def test_check_spec_refuses_objects_names_and_file_names_that_are_not_plain():
