@@ -45,7 +45,6 @@ import time
 import traceback
 import types
 from dataclasses import asdict, dataclass, field, fields, replace
-from functools import partial
 from pathlib import Path
 
 import torch
@@ -1020,10 +1019,8 @@ class Worker:
             raise _as_verdict(e, "compile_error", "import") from None
 
     def prebuild(self, src, env, ref_src=None):
-        """In a build process: run the module (and construct ModelNew) so that its builds are compiled here (the
-        precompiled headers they wish for sent to the caller as they come: fences.PCH_SEND)."""
+        """In a build process: run the module (and construct ModelNew) so that its builds are compiled here."""
         self.owner = fences.owner_of(src)
-        fences.PCH_SEND[0] = partial(fences.send_data, self.conn)
         fences.serve_builds(self, local=True)
         init_args = _exec_module(ref_src, "reference", Path(tempfile.gettempdir()) / "ref.py").get_init_inputs() \
             if ref_src else None
@@ -1035,7 +1032,6 @@ class Worker:
     def build_spec(self, spec, env, owner):
         """In a build process: compile one load_inline / load call a worker asked for, into owner's folder."""
         os.environ.update(env)
-        fences.PCH_SEND[0] = partial(fences.send_data, self.conn)
         try:
             fences.compile_spec(spec, fences.spec_dir(spec, self.device, owner))
         except Verdict:

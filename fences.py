@@ -580,8 +580,9 @@ def blocking_sync(index):
 # spec (data, check_spec), a build process outside the worker's sandbox compiles it into a folder named by the spec's
 # hash under its owner's folder (owner_of: the source that asked), and the worker loads the library from there. A
 # build process may write its owner's folder alone: what one candidate's build leaves in the cache (a library, a
-# `built` mark) only that same source ever reads. torch/extension.h's precompiled header, which every build reads,
-# is made by the trusted side (make_pch), never by a build.
+# `built` mark) only that same source ever reads. torch/extension.h's precompiled header, which builds read, is made
+# for the harness' own flag sets alone (PCH_CFLAGS) by a build process of its own (make_pch): no argument, path or
+# file name of a candidate's reaches any tool outside a build process, and none asks for a header.
 
 
 def build_root():
@@ -628,10 +629,6 @@ def _library(spec, folder):
     return mod
 
 
-PCH_WISHES = []  # in a build process: [(cxx, flags)] whose precompiled header was missing, each sent as it comes
-PCH_SEND = [None]  # ... by this function (a build process's: its wish to the caller, make_pch)
-
-
 def compile_spec(spec, folder):
     """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does.
     The folder is held under an flock while it builds: a build of the same spec beside it waits, then finds it built
@@ -671,120 +668,106 @@ def _compile_unlocked(spec, folder):
 
 def _use_pch(folder):
     """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
-    once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
-    g++ takes the .gch for the header (one it cannot use, it ignores), which more than halves main.cpp's compile
-    (bench/RESULTS.md). The header itself is copied beside it: g++ looks for a second #include of it
-    (cpp_sources that include it, as many do) in the .gch's folder. A build never writes pch/: where the .gch is
-    missing it builds without one and wishes for it (PCH_WISHES; the trusted side makes it, make_pch); where make_pch
-    is compiling it (it holds the lock), main.cpp waits for it (flock), while nvcc compiles its CUDA side."""
+    once per set of C++ flags the harness fixes (PCH_CFLAGS), in the build cache's pch/, and that folder put first on
+    main.cpp's include path, where g++ takes the .gch for the header (one it cannot use, it ignores), which more than
+    halves main.cpp's compile (bench/RESULTS.md). The header itself is copied beside it: g++ looks for a second
+    #include of it (cpp_sources that include it, as many do) in the .gch's folder. A build never writes pch/ nor asks
+    for a header: with other flags, or none made yet, it builds without; where make_pch is compiling its set's (it
+    holds the lock), main.cpp waits for it (flock), while nvcc compiles its CUDA side."""
     ninja = folder / "build.ninja"
     text = ninja.read_text() if ninja.exists() else ""
     cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))
     if not (cflags and cxx):
         return
-    pch, flags = _pch_dir(cxx.group(1), cflags.group(1))
+    pch = _pch_dir(cxx.group(1), cflags.group(1))[0]
     gch, lock_path = pch / "torch" / "extension.h.gch", pch / "lock"
     if not gch.exists():
         try:
             with open(lock_path) as lock:  # (read-only: a build cannot write pch/)
                 fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except FileNotFoundError:
-            return _wish(cxx.group(1), flags)
-        except OSError:  # make_pch is compiling it: main.cpp's compiler waits for it
-            if not shutil.which("flock"):
+            return  # none, and none being made
+        except OSError as e:  # make_pch is compiling it: main.cpp's compiler waits for it
+            if isinstance(e, FileNotFoundError) or not shutil.which("flock"):
                 return
             text = text.replace(cxx.group(0), f"cxx = flock -s {shlex.quote(str(lock_path))} {cxx.group(1)}", 1)
-        else:  # a make_pch that ended without one (killed, or the compiler failed): none, and a wish for another try
-            return _wish(cxx.group(1), flags)
     text = text.replace(cflags.group(0), f"cflags = -I{shlex.quote(str(pch))} {cflags.group(1)}", 1)
     ninja.write_text(text)
 
 
-def _wish(cxx, flags):
-    PCH_WISHES.append((cxx, flags))
-    if PCH_SEND[0]:
-        PCH_SEND[0](["pch", cxx, flags])
-
-
 def _pch_dir(cxx, cflags):
     """(The build cache's folder for the .gch of this compiler and these flags, the flags less the extension's
-    name, which every build has its own of.)"""
-    flags = re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags)
+    name, which every build has its own of, and with single spaces: extra_cflags=[""] is the set of none.)"""
+    flags = " ".join(re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags).split())
     return build_root() / "pch" / hashlib.sha256(f"{cxx}|{flags}".encode()).hexdigest()[:16], flags
 
 
-_PCH_MAKING = set()  # pch folders make_pch has started on in this process
+PCH_CFLAGS = ([], ["-O3"])  # the extra_cflags of the flag sets whose builds share a precompiled torch/extension.h:
+# none (load_inline's default, and a CUDA build's host side), and -O3 (most C++ kernels)
+PCH_JOB = "precompiled header"  # build_all's key for make_pch's build process (no source is this text)
 
 
-def make_pch(cxx, flags):
-    """The trusted side's half of _use_pch: torch/extension.h precompiled for a build's compiler and C++ flags (a
-    build's wish, sent as its build starts: untrusted data), once per folder from its second wish on (in any process:
-    the folder's `wished`), by a process of its own that runs no candidate code and outlives its caller if it must (a
-    one-shot CLI exits before ~20 s of compiling ends). Only a known compiler, and flags that define, optimise or
-    include torch's and Python's own folders (pch_args), are used; the compiler runs from an argument list, never a
-    shell. Returns the process, or None (nothing to do yet, or flags it will not use)."""
-    args = pch_args(cxx, flags)
-    pch = _pch_dir(cxx, flags)[0]
-    if args is None or pch in _PCH_MAKING or (pch / "torch" / "extension.h.gch").exists():
-        return None
-    if not (pch / "wished").exists():  # the first wish of a flag set, in any process: one build's flags would pay
-        pch.mkdir(parents=True, exist_ok=True)  # ~20 s of compiling and ~750 MB for nobody
-        return (pch / "wished").touch()
-    _PCH_MAKING.add(pch)
-    code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import fences; fences._make_pch()"
-    return subprocess.Popen([sys.executable, "-c", code, str(pch), *args], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+class _Written(Exception):
+    """_torch_cflags' stop: torch has written build.ninja, and ninja is not to run."""
 
 
-def _make_pch():
-    """make_pch's process: argv = [folder, compiler, flag, ...]; the .gch is written aside and renamed into place,
-    under the folder's lock (builds that start meanwhile wait for it, _use_pch)."""
-    from torch.utils.cpp_extension import include_paths
-    pch, args = Path(sys.argv[1]), sys.argv[2:]
-    header = Path(include_paths()[0]) / "torch" / "extension.h"
-    gch = pch / "torch" / "extension.h.gch"
-    gch.parent.mkdir(parents=True, exist_ok=True)
-    with open(pch / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if gch.exists():
-            return
-        part = gch.with_suffix(f".{os.getpid()}.h")
-        shutil.copy2(header, part)  # its times too: #pragma once takes it for the header it is
-        part.rename(gch.with_suffix(""))
-        part = gch.with_suffix(f".{os.getpid()}")
-        made = subprocess.run([args[0], "-x", "c++-header", *args[1:], str(header), "-o", str(part)],
-                              capture_output=True)
-        if made.returncode == 0 and part.exists():
-            part.rename(gch)
-        else:
-            part.unlink(missing_ok=True)
+def _written(*args, **kwargs):
+    raise _Written
 
 
-def pch_args(cxx, flags):
-    """[compiler, flag, ...] for make_pch, or None: a compiler other than c++, g++, clang++ or $CXX, or a flag other
-    than -D/-U, -O, -std=, -f (not -fplugin), -m, -W (not -Wl/-Wa/-Wp), -g, -w, -pthread, and -I/-isystem of torch's,
-    Python's or CUDA's include folders (a build's own folder could hold a header that shadows torch's)."""
-    import sysconfig
+def _torch_cflags(extra_cflags, cuda):
+    """(cxx, cflags) as torch writes them into a build.ninja for load_inline with these extra_cflags: read from the
+    file torch writes, its build stopped before ninja runs."""
     from torch.utils import cpp_extension as ce
-    if cxx not in {"c++", "g++", "clang++", os.environ.get("CXX", "c++")} or not re.fullmatch(r"[\w.+-]+", cxx):
-        return None
-    trusted = {os.path.realpath(d) for d in ce.include_paths() + [sysconfig.get_paths()["include"]]}
-    trusted |= {os.path.realpath(os.path.join(ce.CUDA_HOME, "include"))} if ce.CUDA_HOME else set()
+    folder, real = tempfile.mkdtemp(prefix="cudal1-pch-"), ce._run_ninja_build
+    ce._run_ninja_build = _written
     try:
-        words = shlex.split(flags)
-    except ValueError:
-        return None
-    out, it = [cxx], iter(words)
-    for w in it:
-        path = next(it, "") if w in ("-I", "-isystem") else w[2:] if w.startswith("-I") else None
-        if path is not None:
-            if os.path.realpath(path) not in trusted:
-                return None
-        elif not (re.fullmatch(r'-[DU][A-Za-z_]\w*(=[\w."+-]*)?|-O[0-3sgz]?|-Ofast|-std=[\w+]+|-g[0-3]?|-w|-pthread'
-                               r'|-m[\w=.+-]+|-W(?![lap],)[\w=+-]*|-f(?!plugin)[\w+-]+(=[\w.+-]*)?', w)):
-            return None
-        out += [w, path] if w in ("-I", "-isystem") else [w]
-    return out
+        with contextlib.suppress(_Written):
+            getattr(ce.load_inline, "__wrapped__", ce.load_inline)(
+                "cudal1_pch", "", extra_cflags=extra_cflags, build_directory=folder, with_cuda=cuda)
+        text = (Path(folder) / "build.ninja").read_text()
+    finally:
+        ce._run_ninja_build = real
+        shutil.rmtree(folder, ignore_errors=True)
+    return tuple(re.search(rf"^{k} = (.*)$", text, re.M).group(1) for k in ("cxx", "cflags"))
+
+
+def make_pch(device):
+    """torch/extension.h precompiled for each flag set of PCH_CFLAGS (as torch writes them for this device's kind),
+    one after another, each under its folder's lock (a build of that set waits for it, _use_pch; another make_pch
+    waits, then finds it made), written aside and renamed into place. Run in a build process of its own (pch_main):
+    its compiler's arguments are the harness' and torch's alone, its working directory a temp folder of its own."""
+    from torch.utils.cpp_extension import include_paths
+    header = Path(include_paths()[0]) / "torch" / "extension.h"
+    for extra in PCH_CFLAGS:
+        cxx, cflags = _torch_cflags(extra, device.startswith("cuda"))
+        pch, flags = _pch_dir(cxx, cflags)
+        gch = pch / "torch" / "extension.h.gch"
+        gch.parent.mkdir(parents=True, exist_ok=True)
+        with open(pch / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if gch.exists():
+                continue
+            for left in gch.parent.glob("extension.h.[0-9]*"):  # a killed make_pch's parts
+                left.unlink()
+            part = gch.with_suffix(f".{os.getpid()}.h")
+            shutil.copy2(header, part)  # its times too: #pragma once takes it for the header it is
+            part.rename(gch.with_suffix(""))
+            part = gch.with_suffix(f".{os.getpid()}")
+            made = subprocess.run([*shlex.split(cxx), "-x", "c++-header", *shlex.split(flags), str(header), "-o",
+                                   str(part)], capture_output=True, cwd=tempfile.gettempdir())
+            if made.returncode == 0 and part.exists():
+                part.rename(gch)
+            else:
+                part.unlink(missing_ok=True)
+
+
+def pch_main(conn, device, logdir, role, nice=0, owner="pch"):
+    """make_pch's build process: confined as a build (its folder of the build cache is pch/), then one message from
+    the caller, ("make_pch", None, env, "pch"), and the answer ["ok", null]."""
+    confine_worker(logdir, role, nice, owner)
+    os.environ.update(conn.recv()[2])
+    make_pch(device)
+    send_data(conn, ["ok", None])
 
 
 def serve_builds(worker, local):
@@ -1572,8 +1555,14 @@ def build_all(srcs, device, worker, jobs=None, timeout=900.0, progress=True, tim
     jobs = jobs or default_jobs(cores)
     # ninja's compilers per build: main.cpp beside nvcc
     env = child_env(MAX_JOBS=os.environ.get("MAX_JOBS", "2"))
-    return run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, worker, jobs, timeout,
-                       progress, times, on_done, nice, cancel, pause)
+    msgs = {s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}
+    if len(srcs) > 1:  # the shared headers first (make_pch), once builds can share them: ~40 s of one core a set
+        msgs = {PCH_JOB: ("make_pch", None, env, "pch"), **msgs}
+    failed = run_builds(msgs, device, worker, jobs, timeout, progress, times,
+                        on_done and (lambda key, v: key == PCH_JOB or on_done(key, v)), nice, cancel, pause)
+    for found in (failed, times or {}):  # (without a header, builds go on without one)
+        found.pop(PCH_JOB, None)
+    return failed
 
 
 def uses_extension(src):
@@ -1593,8 +1582,8 @@ def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, ti
     until all have ended or cancel() is true; {key: the Verdict of a failed build}. timeout: the seconds a build
     process may run, the time pause kept it stopped not counted (evaluations beside it may keep clocks running for
     most of its wall time). A build's answer is data (recv_data); a build that leaves a process running when it
-    answers is `background_process`, and that process is killed with it; the precompiled headers it wishes for as it
-    builds are made here (make_pch)."""
+    answers is `background_process`, and that process is killed with it. ("make_pch", None, env, "pch"): the shared
+    headers' build process (pch_main), run, paused and killed as a build is."""
     if not msgs:
         return {}
     jobs = jobs or default_jobs()
@@ -1607,7 +1596,7 @@ def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, ti
                 owner = owner_of(msgs[key][1]) if msgs[key][0] == "prebuild" else msgs[key][3]
                 (build_root() / owner).mkdir(parents=True, exist_ok=True)  # the one folder it may write
                 here, there = ctx.Pipe()
-                p = ctx.Process(target=worker, name="cudal1-build",
+                p = ctx.Process(target=pch_main if msgs[key][0] == "make_pch" else worker, name="cudal1-build",
                                 args=(there, device, logdir, f"build-{len(todo)}", nice, owner))
                 start([p])
                 if pause:
@@ -1623,8 +1612,6 @@ def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, ti
                     failure = _build_answer(conn, p.pid) if done else Verdict(
                         "timeout", "timeout", f"build ran over {timeout:.0f} s") if p.is_alive() else Verdict(
                         "runtime_error", "crash", "the build process died")
-                    if failure is PENDING:  # a wish for a precompiled header, on its way
-                        continue
                     if failure:
                         failed[key] = failure
                     if times is not None:
@@ -1648,12 +1635,8 @@ def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, ti
     return failed
 
 
-PENDING = object()  # _build_answer: the build has not answered yet
-
-
 def _build_answer(conn, sid):
-    """A build process's next message (recv_data): PENDING for ["pch", cxx, flags] (a precompiled header it wishes
-    for, made now: make_pch), else its answer as the Verdict of its failure or None: ["ok", null] or ["fail", status,
+    """A build process's answer (recv_data) as the Verdict of its failure or None: ["ok", null] or ["fail", status,
     check, reason]; a process of its session still running when it answers (sid: the build process, its session's
     leader) is background work."""
     try:
@@ -1662,9 +1645,6 @@ def _build_answer(conn, sid):
         return Verdict("runtime_error", "crash", "the build process died")
     except Verdict as v:
         return v
-    if ans[0] == "pch" and fits(ans[1:], (str, str)):
-        make_pch(*ans[1:])
-        return PENDING
     if ans[0] == "fail":
         return failure(ans[1:], "build")
     if ans != ["ok", None]:
