@@ -162,7 +162,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
             raise ValueError("evaluate: the session is for another reference or device")
         logdir = fences.temp_dir("cudal1-eval-")
         try:
-            res = Result(**session.evaluate(cand_src, o, logdir))
+            res = _measured(Result(**session.evaluate(cand_src, o, logdir)))
             log = Path(logdir, "candidate.log")
             if res.status in ("runtime_error", "timeout") and res.check != "reference" and log.exists():
                 tail = short(log.read_text(errors="replace"), lines=6, width=800)
@@ -178,6 +178,20 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
     res.same_as_reference = same or res.same_as_reference
     res.seconds, res.device = round(time.time() - t0, 3), device
     return res
+
+
+MAX_SPEEDUP = 1e4  # charge charges a candidate at least 1e-4 of the reference's time
+
+
+def _measured(res):
+    """res, if an `ok` one has numbers the judge's clocks can give (a finite speedup in (0, MAX_SPEEDUP], finite
+    positive times, finite spreads); else a candidate's reports broke them on the way, which is `rejected wire`."""
+    nums = (res.speedup, res.ref_ms, res.cand_ms, res.ref_spread, res.cand_spread)
+    if res.status != "ok" or (all(type(x) in (int, float) and math.isfinite(x) for x in nums)
+                              and 0 < res.speedup <= MAX_SPEEDUP and min(res.ref_ms, res.cand_ms) > 0):
+        return res
+    return Result("rejected", reason=f"wire: the clocks gave speedup {res.speedup!r} (reference {res.ref_ms!r} ms, "
+                  f"candidate {res.cand_ms!r} ms): not a finite speedup up to {MAX_SPEEDUP:g}x", check="wire")
 
 
 def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, phases=None,
@@ -239,7 +253,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                         session.close()
                     session = fences.Session(ref_src, dev, worker_main, judge_main, turns[dev], plans[ref_src])
                     sessions.append(session)
-                run = lambda: evaluate(ref_src, cand_src, dev, built=True, session=session, **opts)
+                run = lambda: _raised(evaluate, ref_src, cand_src, dev, built=True, session=session, **opts)
                 results[i] = _build_failure(ref_src, cand_src, q.failed) or run()
                 # a refused reference is the task's fault on this session's inputs: once more, on a new session's;
                 # a task refused twice in a row is not tried again in this call
@@ -287,6 +301,15 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                          sessions=sum(x.started for x in sessions)).items():
             phases[k] = phases.get(k, 0) + v
     return results
+
+
+def _raised(fn, *args, **kwargs):
+    """fn(...)'s Result, or an exception it raised (a candidate's data that broke the caller's side) as that
+    candidate's `runtime_error` (check `harness`): one evaluation's exception never ends a batch or the CLI."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        return Result("runtime_error", reason=f"harness: {_describe(e)}", check="harness")
 
 
 def build_all(srcs, device="cpu", **kw):
@@ -1393,14 +1416,20 @@ def main(argv=None):
         ref_src, cand_src = load_task(a.reference), Path(a.candidate).read_text()
     except (TaskError, OSError) as e:
         p.error(str(e))
-    try:
-        res = evaluate(ref_src, cand_src, a.device, **options_of(a))
-    except RuntimeError as e:
-        p.error(str(e))
+    if a.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda, but torch sees no CUDA GPU (no GPU, or a CPU-only torch build)")
+    res = _raised(evaluate, ref_src, cand_src, a.device, **options_of(a))
+    sys.stdout.reconfigure(errors="backslashreplace")  # text no encoding can print is escaped, never a traceback
     print(_summary(res))
     if a.json:
-        print(json.dumps(res.to_dict()))
+        print(json_line(res))
     return 0
+
+
+def json_line(res):
+    """The CLI's --json line: strict JSON (a number that is not finite is null: JSON has no NaN or Infinity)."""
+    d = {k: None if type(v) is float and not math.isfinite(v) else v for k, v in res.to_dict().items()}
+    return json.dumps(d, allow_nan=False)
 
 
 if os.environ.pop("CUDAL1_FORKSERVER", None) == str(os.getppid()):  # this is the forkserver, importing its preloads
