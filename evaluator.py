@@ -14,7 +14,8 @@ The candidate is adversarial code written by a policy that is paid for speed. On
  5. the timed rounds: paired in random order, fresh inputs every call, every output checked; then the reference
     alone (clean rounds) and the charge;
  6. a Result with a named status, its reason starting with the check that fired (llm.c's discipline: reference
-    first, correctness gate, then timing).
+    first, correctness gate, then timing); an `ok` only with a speedup a clock can give (_measured), and an exception
+    the evaluation raised as the candidate's verdict (_raised).
 The walls (sandbox, processes, audits, the L2 flush, the GPU hold) live in fences.py, called here by name.
 THREATS.md says what is protected, by which check and where, what is not, and where this departs from CUDA-L1's
 evaluator; tests/corpus holds one file per attack. Sections: Result and Options; the API and the caller's side;

@@ -2,6 +2,9 @@
 
 Covered (each with the corpus files, under tests/corpus/, that exercise it):
     verdicts   Verdict, which a wall or a check raises to end an evaluation; compiler output trimmed (short).
+    wire       what untrusted processes send: plain data (recv_data: finite numbers in range, text that encodes) of
+               the shape expected (fits); build specs and their flags (check_spec, FLAG_RULES). hacks/wire_*,
+               hacks/flags_*.
     memory     what one evaluation of a task needs on its device, and the plan that makes it fit (or one line that
                says it cannot): memory_plan, the only call rl.py makes here. honest/cuda_large_relu_huge.
     shared     the buffers a worker shares with the judge, alone in their allocator segments (a CUDA IPC handle maps
@@ -12,8 +15,9 @@ Covered (each with the corpus files, under tests/corpus/, that exercise it):
     host       contexts that sleep while they wait, so that CPU time is work (the host clock).
                hacks/cuda_hold_window_cpu.
     builds     load_inline / load served outside the sandbox, compiled into folders named by the spec's hash (one
-               shared precompiled header); the worker only loads. failures/build_error, honest/cpp_build_*,
-               honest/cpp_load_sources_file, honest/cpp_two_extensions.
+               shared precompiled header, made for fixed flag sets in a build process: make_pch); the worker only
+               loads. failures/build_error, honest/cpp_build_*, honest/cpp_load_sources_file,
+               honest/cpp_two_extensions, hacks/pch_wish_forged.
     sandbox    capabilities dropped and the answer holders non-dumpable (seal); a forkserver that forks for its caller
                alone (serve_only); seccomp keeps every process in its group (stay_in_group); Landlock: writes only
                under a folder of its own, no signal or ptrace outside; processes left running. hacks/proc_read_expected,
