@@ -32,6 +32,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); each is a flag with
 import hashlib
 import json
 import math
+import numbers
 import os
 import sys
 import warnings
@@ -120,9 +121,10 @@ class ExemplarDB:
 
     def add(self, task, code, score, step=0, meta=None):
         """Store one measurement of a code: True for a code the task did not hold, False for one it did (its score
-        becomes the median of its measurements; the reference's stays 1.0 and nothing is stored)."""
-        if not math.isfinite(score):
-            raise ValueError(f"score must be finite, got {score}")
+        becomes the median of its measurements; the reference's stays 1.0 and nothing is stored) or for a score that
+        is no speedup (not a finite positive number: nothing is stored)."""
+        if not _speedup(score):
+            return False
         ex = Exemplar(task, code, float(score), int(step), dict(meta or {}))
         line = json.dumps({k: getattr(ex, k) for k in LINE_FIELDS}) + "\n"  # first: bad meta must not half-store
         kind = self._remember(ex)
@@ -230,9 +232,15 @@ def _get(result, name, default=None):
 LOG_FLOOR = 0.25  # log rewards: a correct speedup below this counts as this, so it earns log(0.25) = -1.39 at least
 
 
+def _speedup(x):
+    """Is x a speedup a clock can give: a finite positive number (a bool is none)?"""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
 def is_success(res):
-    """A correct candidate that is not the reference renamed: what the database keeps and stage 2 trains on."""
-    return res.status == "ok" and not res.same_as_reference
+    """A correct candidate that is not the reference renamed, with a speedup that is one (or none: not timed): what
+    the database keeps and stage 2 trains on."""
+    return res.status == "ok" and not res.same_as_reference and (res.speedup is None or _speedup(res.speedup))
 
 
 def is_copy(res):
@@ -248,7 +256,7 @@ def _raw_reward(result, fail_reward, copy_reward, log_speedup):
     speedup = _get(result, "speedup")
     if speedup is None:  # an untimed run
         speedup = 1.0
-    if not (math.isfinite(speedup) and speedup > 0):
+    if not _speedup(speedup):
         return fail_reward
     return math.log(max(speedup, LOG_FLOOR)) if log_speedup else speedup
 

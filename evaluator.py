@@ -14,7 +14,8 @@ The candidate is adversarial code written by a policy that is paid for speed. On
  5. the timed rounds: paired in random order, fresh inputs every call, every output checked; then the reference
     alone (clean rounds) and the charge;
  6. a Result with a named status, its reason starting with the check that fired (llm.c's discipline: reference
-    first, correctness gate, then timing).
+    first, correctness gate, then timing); an `ok` only with a speedup a clock can give (_measured), and an exception
+    the evaluation raised as the candidate's verdict (_raised).
 The walls (sandbox, processes, audits, the L2 flush, the GPU hold) live in fences.py, called here by name.
 THREATS.md says what is protected, by which check and where, what is not, and where this departs from CUDA-L1's
 evaluator; tests/corpus holds one file per attack. Sections: Result and Options; the API and the caller's side;
@@ -45,7 +46,6 @@ import time
 import traceback
 import types
 from dataclasses import asdict, dataclass, field, fields, replace
-from functools import partial
 from pathlib import Path
 
 import torch
@@ -163,7 +163,7 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
             raise ValueError("evaluate: the session is for another reference or device")
         logdir = fences.temp_dir("cudal1-eval-")
         try:
-            res = Result(**session.evaluate(cand_src, o, logdir))
+            res = _measured(Result(**session.evaluate(cand_src, o, logdir)))
             log = Path(logdir, "candidate.log")
             if res.status in ("runtime_error", "timeout") and res.check != "reference" and log.exists():
                 tail = short(log.read_text(errors="replace"), lines=6, width=800)
@@ -179,6 +179,20 @@ def evaluate(ref_src, cand_src, device="cpu", *, built=False, turns=None, sessio
     res.same_as_reference = same or res.same_as_reference
     res.seconds, res.device = round(time.time() - t0, 3), device
     return res
+
+
+MAX_SPEEDUP = 1e4  # charge charges a candidate at least 1e-4 of the reference's time
+
+
+def _measured(res):
+    """res, if an `ok` one has numbers the judge's clocks can give (a finite speedup in (0, MAX_SPEEDUP], finite
+    positive times, finite spreads); else a candidate's reports broke them on the way, which is `rejected wire`."""
+    nums = (res.speedup, res.ref_ms, res.cand_ms, res.ref_spread, res.cand_spread)
+    if res.status != "ok" or (all(type(x) in (int, float) and math.isfinite(x) for x in nums)
+                              and 0 < res.speedup <= MAX_SPEEDUP and min(res.ref_ms, res.cand_ms) > 0):
+        return res
+    return Result("rejected", reason=f"wire: the clocks gave speedup {res.speedup!r} (reference {res.ref_ms!r} ms, "
+                  f"candidate {res.cand_ms!r} ms): not a finite speedup up to {MAX_SPEEDUP:g}x", check="wire")
 
 
 def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None, on_result=None, phases=None,
@@ -240,7 +254,7 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                         session.close()
                     session = fences.Session(ref_src, dev, worker_main, judge_main, turns[dev], plans[ref_src])
                     sessions.append(session)
-                run = lambda: evaluate(ref_src, cand_src, dev, built=True, session=session, **opts)
+                run = lambda: _raised(evaluate, ref_src, cand_src, dev, built=True, session=session, **opts)
                 results[i] = _build_failure(ref_src, cand_src, q.failed) or run()
                 # a refused reference is the task's fault on this session's inputs: once more, on a new session's;
                 # a task refused twice in a row is not tried again in this call
@@ -288,6 +302,15 @@ def evaluate_many(pairs, device="cpu", *, jobs=None, progress=True, devices=None
                          sessions=sum(x.started for x in sessions)).items():
             phases[k] = phases.get(k, 0) + v
     return results
+
+
+def _raised(fn, *args, **kwargs):
+    """fn(...)'s Result, or an exception it raised (a candidate's data that broke the caller's side) as that
+    candidate's `runtime_error` (check `harness`): one evaluation's exception never ends a batch or the CLI."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        return Result("runtime_error", reason=f"harness: {_describe(e)}", check="harness")
 
 
 def build_all(srcs, device="cpu", **kw):
@@ -1020,10 +1043,8 @@ class Worker:
             raise _as_verdict(e, "compile_error", "import") from None
 
     def prebuild(self, src, env, ref_src=None):
-        """In a build process: run the module (and construct ModelNew) so that its builds are compiled here (the
-        precompiled headers they wish for sent to the caller as they come: fences.PCH_SEND)."""
+        """In a build process: run the module (and construct ModelNew) so that its builds are compiled here."""
         self.owner = fences.owner_of(src)
-        fences.PCH_SEND[0] = partial(fences.send_data, self.conn)
         fences.serve_builds(self, local=True)
         init_args = _exec_module(ref_src, "reference", Path(tempfile.gettempdir()) / "ref.py").get_init_inputs() \
             if ref_src else None
@@ -1035,7 +1056,6 @@ class Worker:
     def build_spec(self, spec, env, owner):
         """In a build process: compile one load_inline / load call a worker asked for, into owner's folder."""
         os.environ.update(env)
-        fences.PCH_SEND[0] = partial(fences.send_data, self.conn)
         try:
             fences.compile_spec(spec, fences.spec_dir(spec, self.device, owner))
         except Verdict:
@@ -1397,14 +1417,20 @@ def main(argv=None):
         ref_src, cand_src = load_task(a.reference), Path(a.candidate).read_text()
     except (TaskError, OSError) as e:
         p.error(str(e))
-    try:
-        res = evaluate(ref_src, cand_src, a.device, **options_of(a))
-    except RuntimeError as e:
-        p.error(str(e))
+    if a.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda, but torch sees no CUDA GPU (no GPU, or a CPU-only torch build)")
+    res = _raised(evaluate, ref_src, cand_src, a.device, **options_of(a))
+    sys.stdout.reconfigure(errors="backslashreplace")  # text no encoding can print is escaped, never a traceback
     print(_summary(res))
     if a.json:
-        print(json.dumps(res.to_dict()))
+        print(json_line(res))
     return 0
+
+
+def json_line(res):
+    """The CLI's --json line: strict JSON (a number that is not finite is null: JSON has no NaN or Infinity)."""
+    d = {k: None if type(v) is float and not math.isfinite(v) else v for k, v in res.to_dict().items()}
+    return json.dumps(d, allow_nan=False)
 
 
 if os.environ.pop("CUDAL1_FORKSERVER", None) == str(os.getppid()):  # this is the forkserver, importing its preloads

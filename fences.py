@@ -2,6 +2,9 @@
 
 Covered (each with the corpus files, under tests/corpus/, that exercise it):
     verdicts   Verdict, which a wall or a check raises to end an evaluation; compiler output trimmed (short).
+    wire       what untrusted processes send: plain data (recv_data: finite numbers in range, text that encodes) of
+               the shape expected (fits); build specs and their flags (check_spec, FLAG_RULES). hacks/wire_*,
+               hacks/flags_*.
     memory     what one evaluation of a task needs on its device, and the plan that makes it fit (or one line that
                says it cannot): memory_plan, the only call rl.py makes here. honest/cuda_large_relu_huge.
     shared     the buffers a worker shares with the judge, alone in their allocator segments (a CUDA IPC handle maps
@@ -12,8 +15,9 @@ Covered (each with the corpus files, under tests/corpus/, that exercise it):
     host       contexts that sleep while they wait, so that CPU time is work (the host clock).
                hacks/cuda_hold_window_cpu.
     builds     load_inline / load served outside the sandbox, compiled into folders named by the spec's hash (one
-               shared precompiled header); the worker only loads. failures/build_error, honest/cpp_build_*,
-               honest/cpp_load_sources_file, honest/cpp_two_extensions.
+               shared precompiled header, made for fixed flag sets in a build process: make_pch); the worker only
+               loads. failures/build_error, honest/cpp_build_*, honest/cpp_load_sources_file,
+               honest/cpp_two_extensions, hacks/pch_wish_forged.
     sandbox    capabilities dropped and the answer holders non-dumpable (seal); a forkserver that forks for its caller
                alone (serve_only); seccomp keeps every process in its group (stay_in_group); Landlock: writes only
                under a folder of its own, no signal or ptrace outside; processes left running. hacks/proc_read_expected,
@@ -107,6 +111,7 @@ def short(text, lines=25, width=4000):
 # (JSON has none). The trusted side's own messages (the caller's and the judge's, to workers and builds) stay pickled.
 
 WIRE_MAX = 4 << 20  # bytes of one message from an untrusted process (a build spec's sources are the largest)
+NUMBER_MAX = 2 ** 53  # the largest magnitude of a number on the wire: NaN, infinities and huge ints never reach a clock
 
 
 class Either:
@@ -150,20 +155,32 @@ def send_data(conn, msg):
     conn.send_bytes(json.dumps(msg).encode())
 
 
+def _number(kind):
+    """json.loads' parser of a number (or NaN, Infinity): its value, or ValueError beyond +-NUMBER_MAX."""
+    def parse(text):
+        if not abs(x := kind(text)) <= NUMBER_MAX:  # (False for NaN too)
+            raise ValueError(f"the number {text[:40]} is not finite or beyond +-2**53")
+        return x
+    return parse
+
+
 def recv_data(conn, who):
-    """One message from an untrusted process, as JSON data: a non-empty list whose first item is a str. Anything else
-    (a pickle, bytes that are not JSON, a message over WIRE_MAX) is Verdict `wire`; EOFError when it has ended."""
+    """One message from an untrusted process, as JSON data: a non-empty list whose first item is a str, its numbers
+    finite and within +-NUMBER_MAX, its strings text (no lone surrogate: it would raise wherever it is encoded).
+    Anything else (a pickle, bytes that are not JSON, a message over WIRE_MAX) is Verdict `wire`; EOFError when it
+    has ended."""
     try:
         raw = conn.recv_bytes(WIRE_MAX)
     except OSError as e:  # (a message over the bound; a connection reset ends like EOF)
         if isinstance(e, ConnectionResetError):
             raise EOFError from None
         raise Verdict("rejected", "wire", f"the {who} process sent a message over {WIRE_MAX} bytes") from None
-    try:
-        msg = json.loads(raw)
-    except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
-        raise Verdict("rejected", "wire", f"the {who} process sent a message that is not data (JSON): "
-                      f"{bytes(raw[:40])!r}...") from None
+    try:  # (UnicodeDecodeError and UnicodeEncodeError are ValueErrors)
+        msg = json.loads(raw, parse_float=_number(float), parse_int=_number(int), parse_constant=_number(float))
+        json.dumps(msg, ensure_ascii=False).encode()
+    except (ValueError, RecursionError) as e:
+        raise Verdict("rejected", "wire", f"the {who} process sent a message that is not data (plain JSON): "
+                      f"{str(e)[:100]!r}: {bytes(raw[:40])!r}...") from None
     if type(msg) is not list or not msg or type(msg[0]) is not str:
         raise Verdict("rejected", "wire", f"the {who} process sent {type(msg).__name__} data, not a message")
     return msg
@@ -182,12 +199,52 @@ def failure(msg, who):
     return Verdict(msg[0], msg[1], msg[2][:20000])
 
 
-# candidate flags go into build.ninja, which ninja runs through /bin/sh -c: each flag must be one shell word of
-# harmless characters, and none may load code into the compiler or linker or swap the compiler
+# Candidate flags go into build.ninja, which ninja runs through /bin/sh -c: each flag is one shell word of harmless
+# characters. Each is then one of the families a kernel author needs (FLAG_RULES, by argument of load_inline), checked
+# word by word as the tools see them: the parts of a wrapper (-Wl,a,b  -Xcompiler=a,b  -Xptxas a) against the rules of
+# the tool they reach. No allowed word names a plugin, a wrapper, a spec or response file, another compiler or
+# linker, an output file, or a folder outside the build's own (-I of a relative path without ..).
 FLAG_CHARS = re.compile(r"[A-Za-z0-9_=+,.:/@%-]+")
-FLAG_DENIED = ("-fplugin", "-B", "-wrapper", "-specs", "--specs", "@", "-Xlinker", "-Wl,-plugin", "-Wl,--plugin",
-               "-ccbin", "--compiler-bindir", "-include", "-imacros", "--include", "-x", "--dryrun", "-o", "-MF")
-FLAG_KEYS = ("extra_cflags", "extra_cuda_cflags", "extra_sycl_cflags", "extra_ldflags", "extra_include_paths")
+_F_DENIED = r"plugin|dump|opt-info|profile|auto-profile|stack-usage|callgraph-info|diagnostics-format|save-|use-ld|" \
+            r"ld-path|coverage|test-coverage|module|deps|compare-debug"  # -f options that load, write or run files
+_HOST = (r"-O[0-3sgz]?|-Ofast|-[DU][A-Za-z_]\w*(=[\w.+:-]*)?|-std=[\w+]+|-g[0-3]?|-w|-pthread|-m[\w=.+-]+"
+         rf"|-W(?![lap]\b)[\w=+-]*|-I(?!/)(?!.*\.\.)[\w.+/-]+|-f(?!{_F_DENIED})[A-Za-z][\w+.-]*(=[\w.+:-]*)?")
+_NVCC = (_HOST + r"|--?use[_-]fast[_-]math|-lineinfo|--generate-line-info|--expt-relaxed-constexpr|--expt-extended"
+         r"-lambda|--extended-lambda|-res-usage|--resource-usage|-G|--?maxrregcount=\d+|--?(ftz|prec-div|prec-sqrt|fmad)"
+         r"=(true|false)|--?default-stream=\w+|--?threads=\d+|--?diag[-_](suppress|warning|error)=\w+|--std=[\w+]+")
+_PTXAS = r"-v|--verbose|-O[0-3]|--?warn-on-[\w-]+|--?(dlcm|dscm|def-load-cache|def-store-cache)=\w+|--?maxrregcount=\d+"
+_GPU = r"((arch|code)=)?(compute|sm|lto)_\w+|native|all|all-major"
+_LINKER = r"-O[0-3]|--(no-)?as-needed|--gc-sections|-s|--strip-all|-z|now|relro|noexecstack|-rpath(=/[\w.+/-]+)?|/[\w.+/-]+"
+_LIBS = r"cublas|cublasLt|cudart|cuda|cufft|curand|cusparse|cusolver|cudnn|nvrtc|nvToolsExt|c10|c10_cuda|torch" \
+        r"|torch_cpu|torch_cuda|torch_python|m|dl|rt|pthread|gomp|stdc\+\+"
+_NVCC_WRAPPERS = {"-Xcompiler": _HOST, "--compiler-options": _HOST, "-Xptxas": _PTXAS, "--ptxas-options": _PTXAS,
+                  "-gencode": _GPU, "--generate-code": _GPU, "-arch": _GPU, "--gpu-architecture": _GPU,
+                  "-code": _GPU, "--gpu-code": _GPU}
+FLAG_RULES = {  # argument: (the words a flag may be, {a wrapper: the words its parts may be})
+    "extra_cflags": (_HOST, {}), "extra_sycl_cflags": (_HOST, {}), "extra_cuda_cflags": (_NVCC, _NVCC_WRAPPERS),
+    "extra_ldflags": (rf"-l({_LIBS})|-pthread|-fopenmp|-O[0-3]?", {"-Wl": _LINKER, "-Xlinker": _LINKER}),
+    "extra_include_paths": (r"(?!/)(?!.*\.\.)[\w.+/-]+", {})}
+
+
+def refused_flag(key, flags):
+    """The first word of one load_inline argument's flags that FLAG_RULES does not allow, as (flag, the word the tool
+    sees), or None. A wrapper alone (-Xcompiler -O3) takes the next flag as its parts."""
+    words, wrappers = FLAG_RULES[key]
+    flags = list(flags)
+    while flags:
+        flag = flags.pop(0)
+        if type(flag) is not str or not FLAG_CHARS.fullmatch(flag):
+            return flag, flag
+        head, _, parts = flag.partition("," if flag.startswith("-Wl,") else "=")
+        if head not in wrappers:
+            if not re.fullmatch(words, flag):
+                return flag, flag
+            continue
+        parts = parts or (flags.pop(0) if flags and type(flags[0]) is str else "")
+        bad = [p for p in parts.split(",") if not re.fullmatch(wrappers[head], p)]
+        if bad:
+            return flag, bad[0]
+    return None
 
 
 def check_spec(spec):
@@ -201,13 +258,13 @@ def check_spec(spec):
     if not (type(args.get("name")) is str and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,100}", args["name"])):
         raise Verdict("compile_error", "build_flags", f"extension name {str(args.get('name'))[:80]!r}: use letters, "
                       "digits and underscores")
-    for key in FLAG_KEYS:
+    for key in FLAG_RULES:
         flags = args.get(key) or []
-        for flag in [flags] if type(flags) is str else flags:
-            parts = re.split(r"[=,]", flag) if type(flag) is str else []  # (-Xcompiler=-fplugin=..., -Wl,...)
-            if type(flag) is not str or not FLAG_CHARS.fullmatch(flag) or any(x.startswith(FLAG_DENIED) for x in parts):
-                raise Verdict("compile_error", "build_flags", f"{key} {str(flag)[:80]!r} is not allowed: a flag is one "
-                              "word of letters, digits and _=+,.:/@%- and loads no plugin, wrapper or file")
+        bad = refused_flag(key, [flags] if type(flags) is str else flags)
+        if bad:
+            raise Verdict("compile_error", "build_flags", f"{key} {str(bad[0])[:80]!r} is not allowed ({str(bad[1])[:40]!r}"
+                          "): a flag is one word of letters, digits and _=+,.:/@%- of the families a kernel needs "
+                          "(fences.FLAG_RULES), naming no plugin, tool, output file or folder outside the build")
     for name, _ in args.get("files") or []:
         if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}", name):
             raise Verdict("compile_error", "build_flags", f"source file name {name[:80]!r} is not allowed")
@@ -527,8 +584,9 @@ def blocking_sync(index):
 # spec (data, check_spec), a build process outside the worker's sandbox compiles it into a folder named by the spec's
 # hash under its owner's folder (owner_of: the source that asked), and the worker loads the library from there. A
 # build process may write its owner's folder alone: what one candidate's build leaves in the cache (a library, a
-# `built` mark) only that same source ever reads. torch/extension.h's precompiled header, which every build reads,
-# is made by the trusted side (make_pch), never by a build.
+# `built` mark) only that same source ever reads. torch/extension.h's precompiled header, which builds read, is made
+# for the harness' own flag sets alone (PCH_CFLAGS) by a build process of its own (make_pch): no argument, path or
+# file name of a candidate's reaches any tool outside a build process, and none asks for a header.
 
 
 def build_root():
@@ -575,10 +633,6 @@ def _library(spec, folder):
     return mod
 
 
-PCH_WISHES = []  # in a build process: [(cxx, flags)] whose precompiled header was missing, each sent as it comes
-PCH_SEND = [None]  # ... by this function (a build process's: its wish to the caller, make_pch)
-
-
 def compile_spec(spec, folder):
     """Build one spec into folder without loading it (in a build process). Raises RuntimeError like torch does.
     The folder is held under an flock while it builds: a build of the same spec beside it waits, then finds it built
@@ -618,120 +672,106 @@ def _compile_unlocked(spec, folder):
 
 def _use_pch(folder):
     """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
-    once per set of C++ flags, in the build cache's pch/, and that folder put first on main.cpp's include path, where
-    g++ takes the .gch for the header (one it cannot use, it ignores), which more than halves main.cpp's compile
-    (bench/RESULTS.md). The header itself is copied beside it: g++ looks for a second #include of it
-    (cpp_sources that include it, as many do) in the .gch's folder. A build never writes pch/: where the .gch is
-    missing it builds without one and wishes for it (PCH_WISHES; the trusted side makes it, make_pch); where make_pch
-    is compiling it (it holds the lock), main.cpp waits for it (flock), while nvcc compiles its CUDA side."""
+    once per set of C++ flags the harness fixes (PCH_CFLAGS), in the build cache's pch/, and that folder put first on
+    main.cpp's include path, where g++ takes the .gch for the header (one it cannot use, it ignores), which more than
+    halves main.cpp's compile (bench/RESULTS.md). The header itself is copied beside it: g++ looks for a second
+    #include of it (cpp_sources that include it, as many do) in the .gch's folder. A build never writes pch/ nor asks
+    for a header: with other flags, or none made yet, it builds without; where make_pch is compiling its set's (it
+    holds the lock), main.cpp waits for it (flock), while nvcc compiles its CUDA side."""
     ninja = folder / "build.ninja"
     text = ninja.read_text() if ninja.exists() else ""
     cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))
     if not (cflags and cxx):
         return
-    pch, flags = _pch_dir(cxx.group(1), cflags.group(1))
+    pch = _pch_dir(cxx.group(1), cflags.group(1))[0]
     gch, lock_path = pch / "torch" / "extension.h.gch", pch / "lock"
     if not gch.exists():
         try:
             with open(lock_path) as lock:  # (read-only: a build cannot write pch/)
                 fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except FileNotFoundError:
-            return _wish(cxx.group(1), flags)
-        except OSError:  # make_pch is compiling it: main.cpp's compiler waits for it
-            if not shutil.which("flock"):
+            return  # none, and none being made
+        except OSError as e:  # make_pch is compiling it: main.cpp's compiler waits for it
+            if isinstance(e, FileNotFoundError) or not shutil.which("flock"):
                 return
             text = text.replace(cxx.group(0), f"cxx = flock -s {shlex.quote(str(lock_path))} {cxx.group(1)}", 1)
-        else:  # a make_pch that ended without one (killed, or the compiler failed): none, and a wish for another try
-            return _wish(cxx.group(1), flags)
     text = text.replace(cflags.group(0), f"cflags = -I{shlex.quote(str(pch))} {cflags.group(1)}", 1)
     ninja.write_text(text)
 
 
-def _wish(cxx, flags):
-    PCH_WISHES.append((cxx, flags))
-    if PCH_SEND[0]:
-        PCH_SEND[0](["pch", cxx, flags])
-
-
 def _pch_dir(cxx, cflags):
     """(The build cache's folder for the .gch of this compiler and these flags, the flags less the extension's
-    name, which every build has its own of.)"""
-    flags = re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags)
+    name, which every build has its own of, and with single spaces: extra_cflags=[""] is the set of none.)"""
+    flags = " ".join(re.sub(r"-DTORCH_EXTENSION_NAME=\S+", "", cflags).split())
     return build_root() / "pch" / hashlib.sha256(f"{cxx}|{flags}".encode()).hexdigest()[:16], flags
 
 
-_PCH_MAKING = set()  # pch folders make_pch has started on in this process
+PCH_CFLAGS = ([], ["-O3"])  # the extra_cflags of the flag sets whose builds share a precompiled torch/extension.h:
+# none (load_inline's default, and a CUDA build's host side), and -O3 (most C++ kernels)
+PCH_JOB = "precompiled header"  # build_all's key for make_pch's build process (no source is this text)
 
 
-def make_pch(cxx, flags):
-    """The trusted side's half of _use_pch: torch/extension.h precompiled for a build's compiler and C++ flags (a
-    build's wish, sent as its build starts: untrusted data), once per folder from its second wish on (in any process:
-    the folder's `wished`), by a process of its own that runs no candidate code and outlives its caller if it must (a
-    one-shot CLI exits before ~20 s of compiling ends). Only a known compiler, and flags that define, optimise or
-    include torch's and Python's own folders (pch_args), are used; the compiler runs from an argument list, never a
-    shell. Returns the process, or None (nothing to do yet, or flags it will not use)."""
-    args = pch_args(cxx, flags)
-    pch = _pch_dir(cxx, flags)[0]
-    if args is None or pch in _PCH_MAKING or (pch / "torch" / "extension.h.gch").exists():
-        return None
-    if not (pch / "wished").exists():  # the first wish of a flag set, in any process: one build's flags would pay
-        pch.mkdir(parents=True, exist_ok=True)  # ~20 s of compiling and ~750 MB for nobody
-        return (pch / "wished").touch()
-    _PCH_MAKING.add(pch)
-    code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import fences; fences._make_pch()"
-    return subprocess.Popen([sys.executable, "-c", code, str(pch), *args], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+class _Written(Exception):
+    """_torch_cflags' stop: torch has written build.ninja, and ninja is not to run."""
 
 
-def _make_pch():
-    """make_pch's process: argv = [folder, compiler, flag, ...]; the .gch is written aside and renamed into place,
-    under the folder's lock (builds that start meanwhile wait for it, _use_pch)."""
-    from torch.utils.cpp_extension import include_paths
-    pch, args = Path(sys.argv[1]), sys.argv[2:]
-    header = Path(include_paths()[0]) / "torch" / "extension.h"
-    gch = pch / "torch" / "extension.h.gch"
-    gch.parent.mkdir(parents=True, exist_ok=True)
-    with open(pch / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if gch.exists():
-            return
-        part = gch.with_suffix(f".{os.getpid()}.h")
-        shutil.copy2(header, part)  # its times too: #pragma once takes it for the header it is
-        part.rename(gch.with_suffix(""))
-        part = gch.with_suffix(f".{os.getpid()}")
-        made = subprocess.run([args[0], "-x", "c++-header", *args[1:], str(header), "-o", str(part)],
-                              capture_output=True)
-        if made.returncode == 0 and part.exists():
-            part.rename(gch)
-        else:
-            part.unlink(missing_ok=True)
+def _written(*args, **kwargs):
+    raise _Written
 
 
-def pch_args(cxx, flags):
-    """[compiler, flag, ...] for make_pch, or None: a compiler other than c++, g++, clang++ or $CXX, or a flag other
-    than -D/-U, -O, -std=, -f (not -fplugin), -m, -W (not -Wl/-Wa/-Wp), -g, -w, -pthread, and -I/-isystem of torch's,
-    Python's or CUDA's include folders (a build's own folder could hold a header that shadows torch's)."""
-    import sysconfig
+def _torch_cflags(extra_cflags, cuda):
+    """(cxx, cflags) as torch writes them into a build.ninja for load_inline with these extra_cflags: read from the
+    file torch writes, its build stopped before ninja runs."""
     from torch.utils import cpp_extension as ce
-    if cxx not in {"c++", "g++", "clang++", os.environ.get("CXX", "c++")} or not re.fullmatch(r"[\w.+-]+", cxx):
-        return None
-    trusted = {os.path.realpath(d) for d in ce.include_paths() + [sysconfig.get_paths()["include"]]}
-    trusted |= {os.path.realpath(os.path.join(ce.CUDA_HOME, "include"))} if ce.CUDA_HOME else set()
+    folder, real = tempfile.mkdtemp(prefix="cudal1-pch-"), ce._run_ninja_build
+    ce._run_ninja_build = _written
     try:
-        words = shlex.split(flags)
-    except ValueError:
-        return None
-    out, it = [cxx], iter(words)
-    for w in it:
-        path = next(it, "") if w in ("-I", "-isystem") else w[2:] if w.startswith("-I") else None
-        if path is not None:
-            if os.path.realpath(path) not in trusted:
-                return None
-        elif not (re.fullmatch(r'-[DU][A-Za-z_]\w*(=[\w."+-]*)?|-O[0-3sgz]?|-Ofast|-std=[\w+]+|-g[0-3]?|-w|-pthread'
-                               r'|-m[\w=.+-]+|-W(?![lap],)[\w=+-]*|-f(?!plugin)[\w+-]+(=[\w.+-]*)?', w)):
-            return None
-        out += [w, path] if w in ("-I", "-isystem") else [w]
-    return out
+        with contextlib.suppress(_Written):
+            getattr(ce.load_inline, "__wrapped__", ce.load_inline)(
+                "cudal1_pch", "", extra_cflags=extra_cflags, build_directory=folder, with_cuda=cuda)
+        text = (Path(folder) / "build.ninja").read_text()
+    finally:
+        ce._run_ninja_build = real
+        shutil.rmtree(folder, ignore_errors=True)
+    return tuple(re.search(rf"^{k} = (.*)$", text, re.M).group(1) for k in ("cxx", "cflags"))
+
+
+def make_pch(device):
+    """torch/extension.h precompiled for each flag set of PCH_CFLAGS (as torch writes them for this device's kind),
+    one after another, each under its folder's lock (a build of that set waits for it, _use_pch; another make_pch
+    waits, then finds it made), written aside and renamed into place. Run in a build process of its own (pch_main):
+    its compiler's arguments are the harness' and torch's alone, its working directory a temp folder of its own."""
+    from torch.utils.cpp_extension import include_paths
+    header = Path(include_paths()[0]) / "torch" / "extension.h"
+    for extra in PCH_CFLAGS:
+        cxx, cflags = _torch_cflags(extra, device.startswith("cuda"))
+        pch, flags = _pch_dir(cxx, cflags)
+        gch = pch / "torch" / "extension.h.gch"
+        gch.parent.mkdir(parents=True, exist_ok=True)
+        with open(pch / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if gch.exists():
+                continue
+            for left in gch.parent.glob("extension.h.[0-9]*"):  # a killed make_pch's parts
+                left.unlink()
+            part = gch.with_suffix(f".{os.getpid()}.h")
+            shutil.copy2(header, part)  # its times too: #pragma once takes it for the header it is
+            part.rename(gch.with_suffix(""))
+            part = gch.with_suffix(f".{os.getpid()}")
+            made = subprocess.run([*shlex.split(cxx), "-x", "c++-header", *shlex.split(flags), str(header), "-o",
+                                   str(part)], capture_output=True, cwd=tempfile.gettempdir())
+            if made.returncode == 0 and part.exists():
+                part.rename(gch)
+            else:
+                part.unlink(missing_ok=True)
+
+
+def pch_main(conn, device, logdir, role, nice=0, owner="pch"):
+    """make_pch's build process: confined as a build (its folder of the build cache is pch/), then one message from
+    the caller, ("make_pch", None, env, "pch"), and the answer ["ok", null]."""
+    confine_worker(logdir, role, nice, owner)
+    os.environ.update(conn.recv()[2])
+    make_pch(device)
+    send_data(conn, ["ok", None])
 
 
 def serve_builds(worker, local):
@@ -1519,8 +1559,14 @@ def build_all(srcs, device, worker, jobs=None, timeout=900.0, progress=True, tim
     jobs = jobs or default_jobs(cores)
     # ninja's compilers per build: main.cpp beside nvcc
     env = child_env(MAX_JOBS=os.environ.get("MAX_JOBS", "2"))
-    return run_builds({s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}, device, worker, jobs, timeout,
-                       progress, times, on_done, nice, cancel, pause)
+    msgs = {s: ("prebuild", s, env, (refs or {}).get(s)) for s in srcs}
+    if len(srcs) > 1:  # the shared headers first (make_pch), once builds can share them: ~40 s of one core a set
+        msgs = {PCH_JOB: ("make_pch", None, env, "pch"), **msgs}
+    failed = run_builds(msgs, device, worker, jobs, timeout, progress, times,
+                        on_done and (lambda key, v: key == PCH_JOB or on_done(key, v)), nice, cancel, pause)
+    for found in (failed, times or {}):  # (without a header, builds go on without one)
+        found.pop(PCH_JOB, None)
+    return failed
 
 
 def uses_extension(src):
@@ -1540,8 +1586,8 @@ def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, ti
     until all have ended or cancel() is true; {key: the Verdict of a failed build}. timeout: the seconds a build
     process may run, the time pause kept it stopped not counted (evaluations beside it may keep clocks running for
     most of its wall time). A build's answer is data (recv_data); a build that leaves a process running when it
-    answers is `background_process`, and that process is killed with it; the precompiled headers it wishes for as it
-    builds are made here (make_pch)."""
+    answers is `background_process`, and that process is killed with it. ("make_pch", None, env, "pch"): the shared
+    headers' build process (pch_main), run, paused and killed as a build is."""
     if not msgs:
         return {}
     jobs = jobs or default_jobs()
@@ -1554,7 +1600,7 @@ def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, ti
                 owner = owner_of(msgs[key][1]) if msgs[key][0] == "prebuild" else msgs[key][3]
                 (build_root() / owner).mkdir(parents=True, exist_ok=True)  # the one folder it may write
                 here, there = ctx.Pipe()
-                p = ctx.Process(target=worker, name="cudal1-build",
+                p = ctx.Process(target=pch_main if msgs[key][0] == "make_pch" else worker, name="cudal1-build",
                                 args=(there, device, logdir, f"build-{len(todo)}", nice, owner))
                 start([p])
                 if pause:
@@ -1570,8 +1616,6 @@ def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, ti
                     failure = _build_answer(conn, p.pid) if done else Verdict(
                         "timeout", "timeout", f"build ran over {timeout:.0f} s") if p.is_alive() else Verdict(
                         "runtime_error", "crash", "the build process died")
-                    if failure is PENDING:  # a wish for a precompiled header, on its way
-                        continue
                     if failure:
                         failed[key] = failure
                     if times is not None:
@@ -1595,12 +1639,8 @@ def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, ti
     return failed
 
 
-PENDING = object()  # _build_answer: the build has not answered yet
-
-
 def _build_answer(conn, sid):
-    """A build process's next message (recv_data): PENDING for ["pch", cxx, flags] (a precompiled header it wishes
-    for, made now: make_pch), else its answer as the Verdict of its failure or None: ["ok", null] or ["fail", status,
+    """A build process's answer (recv_data) as the Verdict of its failure or None: ["ok", null] or ["fail", status,
     check, reason]; a process of its session still running when it answers (sid: the build process, its session's
     leader) is background work."""
     try:
@@ -1609,9 +1649,6 @@ def _build_answer(conn, sid):
         return Verdict("runtime_error", "crash", "the build process died")
     except Verdict as v:
         return v
-    if ans[0] == "pch" and fits(ans[1:], (str, str)):
-        make_pch(*ans[1:])
-        return PENDING
     if ans[0] == "fail":
         return failure(ans[1:], "build")
     if ans != ["ok", None]:

@@ -24,6 +24,7 @@ status), honest/ (must pass). Candidates are evaluated once per test session (re
 builds run ahead, as many at a time as there are cores, into the evaluator's cache (by source hash).
 """
 import functools
+import json
 import re
 import sys
 from pathlib import Path
@@ -130,6 +131,7 @@ def test_corpus_file(path):
     h = header(path)
     skip_without_device(h)
     r = verdict(path)
+    json.loads(evaluator.json_line(r), parse_constant=not_strict)  # the CLI's --json line: strict JSON, every verdict
     also = found_also(path)
     if (r.status, r.check) in also:  # another verdict the docstring allows: a catch
         return
@@ -153,6 +155,10 @@ def test_corpus_file(path):
         assert r.same_as_reference is True, describe(r)
     elif h["status"] == "ok":
         assert not r.same_as_reference, f"{file_id(path)} is not the reference's code: {describe(r)}"
+
+
+def not_strict(name):
+    raise ValueError(f"{name} is not strict JSON")
 
 
 def busy_machine_speedup(path, first, also):

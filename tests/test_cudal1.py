@@ -256,8 +256,9 @@ def test_the_database_round_trips_dedups_and_seeds_references(tmp_path):
     assert again.entries("relu")[0] == Exemplar("relu", "ref code\n", 1.0, 0, {"reference": True}, [1.0])
     assert again.entries("relu")[1].meta == {"cand_ms": 0.5} and again.entries("relu")[1].step == 3
     assert not again.seed_reference("relu", "ref code\n") and len(path.read_text().splitlines()) == 4
-    with pytest.raises(ValueError):
-        db.add("relu", "x", float("nan"))
+    for bad in (float("nan"), float("inf"), -1.0, 0.0, None, "2.0", True):  # no speedup: refused, nothing stored
+        assert not db.add("relu", "x", bad)
+    assert not db.holds("relu", "x") and len(path.read_text().splitlines()) == 4
     with pytest.raises(TypeError):  # unserialisable meta: nothing stored, in memory or on disk
         db.add("relu", "y", 1.2, meta={"f": object()})
     assert len(db) == 3 and len(ExemplarDB(path)) == 3 and db.add("relu", "y", 1.2)

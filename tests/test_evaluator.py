@@ -727,33 +727,27 @@ def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on
 
 def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypatch):
     """A build's main.cpp gets torch/extension.h from the build cache's .gch (g++ -H marks a header it took from a
-    .gch with '!'), made once by the trusted side (fences.make_pch, a build's wish) for builds with the same C++
-    flags and reused by the next; other flags get their own; a build never writes pch/ itself. The builds with the
-    corpus's flags run in the session's build cache, whose .gch the corpus's C++ builds may have made already (one
-    ~750 MB compile a session, not two); other flags in a cache of the test's."""
+    .gch with '!'), made once (fences.make_pch) for each of the harness' own flag sets and reused by every build with
+    those flags; other flags build without one, and a build asks for none and never writes pch/. The -O3 set is made
+    in the session's build cache, whose .gch the corpus's C++ builds may have made already (one ~790 MB compile a
+    session, not two)."""
     import torch.utils.cpp_extension as ce
     for name in ("_import_module_from_library", "_run_ninja_build"):  # _compile patches them; put them back after
         monkeypatch.setattr(ce, name, getattr(ce, name))
-    monkeypatch.setattr(fences, "PCH_WISHES", [])
+    monkeypatch.setattr(fences, "PCH_CFLAGS", (["-O3"],))  # the corpus's set alone: one compile
     root = fences.build_root()
-    spec = {"kind": "load_inline", "args": {"name": "pch_a", "cpp_sources": "int f(int x) { return x + 1; }",
+    fences.make_pch("cpu")
+    spec = {"kind": "load_inline", "args": {"name": "pch_b", "cpp_sources": "int f(int x) { return x + 1; }",
                                             "functions": ["f"], "extra_cflags": ["-O3"]}}  # the corpus's flags
-    fences.compile_spec(spec, tmp_path / "a")
-    cflags = re.search(r"^cflags = (.*)$", (tmp_path / "a/build.ninja").read_text(), re.M).group(1)
-    cxx = re.search(r"^cxx = (.*)$", (tmp_path / "a/build.ninja").read_text(), re.M).group(1)
-    plain = cflags.split(" ", 1)[1] if cflags.startswith("-I") else cflags  # less a .gch folder already made
-    pch, flags = fences._pch_dir(cxx, plain)
-    gch = pch / "torch" / "extension.h.gch"
-    assert gch.exists() or fences.PCH_WISHES == [(cxx, flags)]  # a build without one wishes for it
-    maker = fences.make_pch(cxx, flags) or fences.make_pch(cxx, flags)  # (made from the second wish on)
-    if maker:
-        assert maker.wait(timeout=300) == 0
-    assert gch.exists() and pch.parent == root / "pch"
-    assert fences.make_pch(cxx, flags) is None  # made once
-    spec["args"]["name"] = "pch_b"
     fences.compile_spec(spec, tmp_path / "b")
-    cflags = re.search(r"^cflags = (.*)$", (tmp_path / "b/build.ninja").read_text(), re.M).group(1)
-    assert cflags.startswith(f"-I{pch} ")
+    text = (tmp_path / "b/build.ninja").read_text()
+    cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M).group(1) for k in ("cflags", "cxx"))
+    pch, flags = fences._pch_dir(cxx, cflags.split(" ", 1)[1])
+    gch = pch / "torch" / "extension.h.gch"
+    assert cflags.startswith(f"-I{pch} ") and gch.exists() and pch.parent == root / "pch"
+    made = gch.stat().st_mtime_ns
+    fences.make_pch("cpu")
+    assert gch.stat().st_mtime_ns == made  # made once
     seen = subprocess.run(f"c++ -H -fsyntax-only {cflags} main.cpp", shell=True, cwd=tmp_path / "b",
                           capture_output=True, text=True)
     assert f"! {gch}" in seen.stderr.splitlines(), seen.stderr[:2000]
@@ -763,16 +757,16 @@ def test_builds_share_one_precompiled_torch_extension_header(tmp_path, monkeypat
                            capture_output=True, text=True)
     assert twice.returncode == 0 and f"! {gch}" in twice.stderr.splitlines(), twice.stderr[-2000:]
     assert "#include <torch/all.h>" in gch.with_suffix("").read_text()
-    # other flags: a .gch of their own, wished for; while make_pch compiles it (it holds the lock), main.cpp's
-    # compiler waits for it
+    # other flags: none (nothing asked for); where make_pch compiles a set's (it holds the lock), main.cpp's compiler
+    # waits for it
     monkeypatch.setenv("CUDAL1_BUILD_DIR", str(tmp_path))
     (tmp_path / "d").mkdir()
     (tmp_path / "d/build.ninja").write_text((tmp_path / "b/build.ninja").read_text().replace(
         f"cflags = -I{pch} ", "cflags = ").replace("-O3", "-O2"))
     fences._use_pch(tmp_path / "d")
     other = fences._pch_dir(cxx, flags.replace("-O3", "-O2"))[0]
-    assert other.parent == tmp_path / "pch" and other != pch and fences.PCH_WISHES[-1][1] == flags.replace("-O3", "-O2")
-    assert "-I" not in (tmp_path / "d/build.ninja").read_text().split("cflags = ")[1].split()[0]  # none meanwhile
+    assert other.parent == tmp_path / "pch" and other != pch and not other.exists()
+    assert "-I" not in (tmp_path / "d/build.ninja").read_text().split("cflags = ")[1].split()[0]
     (other / "torch").mkdir(parents=True)
     with open(other / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
