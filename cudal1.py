@@ -18,7 +18,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111); each is a flag with
     3. A candidate flagged `same_as_reference` earns `copy_reward` (default: what a failure earns), not its
        measured speedup: with the reward of 1.0x a renamed reference was the best an untrained policy could do (a
        failure earns 0, an honest 0.8x less). The paper's conservative rounding of near-1 speedups and re-check of
-       large ones act on the measurements before they get here (rl.measure), so scores and rewards agree.
+       large ones act on the measurements before they get here (runs.measure), so scores and rewards agree.
     4. Reward normalisation uses the mean and std of the batch it is given (the caller picks: one group or a step).
     5. Group advantages divide by the population std (unbiased=False); `std_normalize=False` is Dr. GRPO's choice.
        `std_floor` (ours, 0 = off) divides by at least that, so timing noise cannot earn the advantages of a win.

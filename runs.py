@@ -1,7 +1,8 @@
 """runs.py: a run's plumbing, kept out of the method's way in rl.py: the command line's help and the config's checks,
-the policy when --model is not given (the hub, bench/fetch_model.py's copy, the demo policy), the run folder's files
-(exemplars.jsonl and best/, log.jsonl, samples.jsonl, progress.png, ckpt.pt), builds started while the policy
-decodes, Ctrl-C and resume. (--stage all's chain: chain.py.)
+the policy when --model is not given (the hub, bench/fetch_model.py's copy, the demo policy), the measurement protocol
+(one evaluator call per step, the paper's re-check and rounding: measure), the run folder's files (exemplars.jsonl and
+best/, log.jsonl, samples.jsonl, progress.png, ckpt.pt), builds started while the policy decodes, Ctrl-C and resume,
+and stage-1 data (--data's records). (--stage all's chain: chain.py.)
 
 `cfg` is rl.Config. Rank 0 alone writes files under torchrun (engine.is_main).
 """
@@ -20,11 +21,13 @@ import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
+from copy import copy
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
 import torch
+import torch.distributed as dist
 
 import cudal1
 import engine
@@ -299,6 +302,83 @@ def continue_optimizer(cfg, opt):
             group.update(lr=cfg.lr, weight_decay=cfg.weight_decay)
         return True
     return False
+
+# ---------------------------------------------------------------------------- measurement: the paper's timer rules
+
+
+def correctness_only(cfg):
+    """ssl's evaluator options: checked in full, barely timed (its successes are then timed in full, measure)."""
+    return {**evaluator.BARELY_TIMED, "max_rounds": cfg.ssl_check_rounds}
+
+
+def code_pairs(batch, rollouts):
+    """(reference, code) of every sample, in (B*G) order ("" for a reply without code)."""
+    return [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
+
+
+def evaluate_all(cfg, batch, rollouts, timing=None, phases=None):
+    """Every rollout's code (extracted into r["codes"]) against its task's reference, in ONE evaluator call; results
+    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. correctness_only)."""
+    for r in rollouts:
+        r["codes"] = [extract_code(t).code for t in r["texts"]]
+    return evaluate_pairs(cfg, code_pairs(batch, rollouts), timing, phases)
+
+
+def evaluate_pairs(cfg, pairs, timing=None, phases=None, on_result=None):
+    """Results of (reference, code) pairs in ONE evaluator call, in their order; a repeated pair is evaluated once
+    and its samples get copies of that result. Under torchrun each rank evaluates its share of the candidates (on
+    its own GPU) and gets back every result. phases: a dict evaluate_many adds its build and evaluation times and
+    counts to; on_result(pair, result) as each distinct pair's evaluation ends (on the rank that evaluated it)."""
+    unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
+    mine = engine.shard(unique)
+    device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
+    each = (lambda i, res: on_result(mine[i], res)) if on_result else None
+    results = engine.gather(evaluator.evaluate_many(
+        mine, device=device, jobs=cfg.eval_jobs or None, on_result=each, progress=engine.is_main(),
+        call_timeout_s=cfg.eval_timeout, build_timeout_s=cfg.eval_build_timeout, tol=cfg.eval_tol, phases=phases,
+        time_copies=False,  # a copy earns copy_reward, whatever its speed
+        **(timing or dict(time_budget_s=cfg.eval_time_budget, precision=cfg.eval_precision))))
+    found = dict(zip(unique, results))
+    return [copy(found[p]) for p in pairs]
+
+
+def rounded(cfg, speedup):
+    """A measured speedup within round_to_one of 1.0 as exactly 1.0 (the paper's conservative rounding)."""
+    return 1.0 if speedup is not None and abs(speedup - 1.0) <= cfg.round_to_one else speedup
+
+
+def measure(cfg, batch, rollouts, timing=None, phases=None):
+    """evaluate_all, then the paper's conservative handling of the speedups, before any becomes a reward or a score:
+    with timing (stage 2 times each candidate for 1-2 rounds) the successes are evaluated again with the normal time
+    budget, and that result is theirs; a success above recheck_above (0 = off) is evaluated again and the lower of
+    the two kept (a failure the second time is the result); then every speedup goes through rounded().
+
+    Example (defaults: recheck_above 3, round_to_one 0.02): 9.0 then 2.5 -> 2.5; 4.0 then 4.4 -> 4.0; 5.0 then
+    wrong_output -> wrong_output; 1.015 -> 1.0; 0.97 -> 0.97 (not re-evaluated: 3 or less).
+    """
+    results = evaluate_all(cfg, batch, rollouts, timing, phases)
+    return settle(cfg, code_pairs(batch, rollouts), results, timing, phases)
+
+
+def settle(cfg, pairs, results, timing=None, phases=None):
+    """measure()'s handling of the first results of (reference, code) pairs: re-evaluations, then rounding."""
+    if timing is not None:
+        for i, res in evaluate_again(cfg, pairs, results, lambda r: True, phases).items():
+            results[i] = res
+    if cfg.recheck_above:
+        for i, res in evaluate_again(cfg, pairs, results, lambda r: r.speedup > cfg.recheck_above, phases).items():
+            if not cudal1.is_success(res) or res.speedup is None or res.speedup < results[i].speedup:
+                results[i] = res
+    for res in results:
+        res.speedup = rounded(cfg, res.speedup) if res.status == "ok" else res.speedup
+    return results
+
+
+def evaluate_again(cfg, pairs, results, which, phases=None):
+    """{index: a new result} for the timed successes that which(result) picks, evaluated again with the normal time
+    budget (each distinct code once)."""
+    picked = [i for i, r in enumerate(results) if cudal1.is_success(r) and r.speedup is not None and which(r)]
+    return dict(zip(picked, evaluate_pairs(cfg, [pairs[i] for i in picked], None, phases))) if picked else {}
 
 # ---------------------------------------------------------------------------- the exemplar database and best/
 
@@ -736,3 +816,30 @@ def working_records(recs, min_speedup=0.0):
     return [r for r, x in zip(recs, res) if r.get("ref_code") and (r.get("completion") or r.get("code"))
             and x.get("status", "ok") == "ok" and not x.get("same_as_reference")
             and (x.get("speedup") or 0) >= min_speedup]
+
+
+def add_measured(cfg, db, records, meta=None):
+    """Put the records' measured working codes (task, code, a result with a speedup: collected.jsonl, stage-1 data)
+    into the exemplar database, scored by that speedup (rounded(); not re-timed: sft evaluates nothing); copies of
+    the reference (same_as_reference) stay out. Records of one code with the same result (collect's samples that
+    shared one evaluation) are one measurement."""
+    seen = set()
+    for r in records:
+        res = r.get("result") or {}
+        if (r.get("task") and r.get("code") and res.get("speedup") and res.get("status", "ok") == "ok"
+                and not res.get("same_as_reference") and (r["task"], r["code"], res["speedup"]) not in seen):
+            seen.add((r["task"], r["code"], res["speedup"]))
+            db.add(r["task"], r["code"], rounded(cfg, res["speedup"]), meta=meta)
+
+
+def sft_records(cfg):
+    """(every working record of --data, the ones sft trains on: measured at least --sft-min-speedup)."""
+    recs = working_records(read_jsonl(cfg.data))
+    keep = working_records(recs, cfg.sft_min_speedup)
+    at_least = f", measured at least {cfg.sft_min_speedup:g}x" if cfg.sft_min_speedup else ""
+    if not keep:
+        raise ConfigError(f"--data {cfg.data}: missing, or no record holds ref_code and completion or code "
+                          f"without a failed result{at_least}")
+    print(f"sft: trains on {len(keep)} records of {cfg.data} that hold a working candidate{at_least}; all "
+          f"{len(recs)} working ones go into the exemplar database")
+    return recs, keep

@@ -59,7 +59,7 @@ def test_a_repeated_code_is_evaluated_once(monkeypatch):
     code = "class ModelNew:\n    version = {!r}".format
     rollouts = [dict(texts=[f"```python\n{code(c)}\n```" for c in "ABAA"]),
                 dict(texts=[f"```python\n{code('A')}\n```"] * 2)]
-    results = rl.evaluate_all(rl.Config(device="cpu"), [("r1", "R1"), ("r2", "R2")], rollouts)
+    results = runs.evaluate_all(rl.Config(device="cpu"), [("r1", "R1"), ("r2", "R2")], rollouts)
     assert calls == [[("R1", code("A")), ("R1", code("B")), ("R2", code("A"))]]
     assert [r.speedup for r in results] == [1.0, 2.0, 1.0, 1.0, 3.0, 3.0]
     assert results[0] is not results[2]

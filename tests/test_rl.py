@@ -1108,7 +1108,7 @@ def test_a_copy_of_the_reference_earns_what_a_failure_earns(monkeypatch, tmp_pat
     db, best = cudal1.ExemplarDB(), {}
     rl.record_winners(cfg, db, best, batch, rollouts, results, step=1)
     assert [e.code for e in db.entries("t")] == [code("honest")] and best["t"][1] == code("honest")
-    rl.add_measured(cfg, db, [dict(task="t", code=code("copy"), result=COPY.to_dict())])
+    runs.add_measured(cfg, db, [dict(task="t", code=code("copy"), result=COPY.to_dict())])
     assert [e.code for e in db.entries("t")] == [code("honest")]
     with pytest.raises(rl.ConfigError, match="copy_reward"):
         runs.check_config(replace(cfg, copy_reward="half"))

@@ -109,7 +109,7 @@ def exemplar_db(cfg, path, tasks):
     db = ExemplarDB()
     for name, ref in tasks:
         db.seed_reference(name, ref)
-    rl.add_measured(cfg, db, runs.read_jsonl(path))
+    runs.add_measured(cfg, db, runs.read_jsonl(path))
     return db
 
 
@@ -125,7 +125,7 @@ def compare(cfg, policies, n, exemplars=None):
         model, tok = engine.initial_policy(c)
         prompts = rl.build_prompts(c, db, tasks, PAIRED_STEP, tok)
         rollouts += rl.generate_all(c, model, tok, tasks, prompts, PAIRED_STEP)
-    results = rl.evaluate_all(cfg, tasks * len(policies), rollouts)  # (policy, task, sample) order
+    results = runs.evaluate_all(cfg, tasks * len(policies), rollouts)  # (policy, task, sample) order
     m = len(tasks) * n
     return [pooled([{"per_task": runs.task_stats(tasks, results[k * m:(k + 1) * m])}], n) for k in range(len(policies))]
 
