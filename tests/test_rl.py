@@ -1197,7 +1197,7 @@ def test_timing_noise_earns_no_advantage_by_default(monkeypatch):
     cfg = rl.Config(device="cpu", group_size=4, reward_normalize=True, log_speedup=False, fail_reward=0.0)
     _, raw, rewards = rl.evaluate_and_reward(cfg, batch, rollouts)
     assert raw.tolist() == [1.0] * 7 + [2.0]
-    adv = rl.group_advantages(torch.tensor(rewards).view(2, 4))
+    adv = rl.group_advantages(torch.tensor(rewards).view(2, 4), std_normalize=True, std_floor=0.0)  # the paper's
     # step: mean 1.125, std sqrt((7 * .125^2 + .875^2) / 8) = 0.330719 -> 1x: -0.377964, 2x: 2.645751 -> clip 1.5;
     # group 2 [-.377964 x3, 1.5]: mean 0.091527, std 0.813182 -> 2x: 1.408473 / (0.813182 + 1e-4) = 1.731838
     assert adv[0].tolist() == [0.0] * 4 and adv[1, 3].item() == pytest.approx(1.731838, abs=1e-5)
