@@ -232,15 +232,28 @@ def build_prompts(cfg, db, batch, step, tok):
 
 
 def target_score(db, task, rng, n=2):
-    """The score a stage-3 prompt's variants stay below, drawn as sft's targets are (a working record's speedup):
-    uniformly among the task's scores with n entries below (fewer where it has fewer), the best left out while two
-    remain: two known answers (the target, the best) beat what it shows. Only a reference: inf.
-    Example: n 2, scores 0.7, 1.0 (the reference), 1.3, 1.9, 2.1 -> 1.3 or 1.9; 0.7, 1.0 -> 1.0; 1.0 -> inf."""
-    scores = sorted(e.score for e in db.entries(task))
-    fits = [x for x in sorted(set(scores)) if sum(y < x for y in scores) >= min(n, len(scores) - 1)]
-    above = fits[:-1] if len(fits) > 1 else fits or scores[-1:]
-    return float(rng.choice(above)) if len(set(scores)) > 1 else math.inf
+    """(the score a stage-3 prompt's variants stay below, how many it shows), drawn as sft's targets are (a working
+    record's speedup): uniformly among the task's scores that keep two known answers, entries the prompt does not
+    show that score at least as much as all it shows (whatever the draw); with n variants, else with n - 1 (a
+    group that writes either answer has a speed to learn from); else the old rule: a score with n entries below
+    (fewer where it has fewer), the best left out while two remain. Only a reference: inf.
 
+    Example: n 2, scores 0.7, 1.0 (the reference), 1.3, 1.9, 2.1 -> (1.3 or 1.9, 2); 0.7, 1.0, 1.3 -> (1.0, 1): two
+    shown would leave 1.3 alone; 1.0, 1.0, 1.5 -> (1.5, 1); 1.0, 1.0, 1.0, 1.5 -> (1.5, 2); 0.7, 1.0 -> (1.0, 2).
+    """
+    scores = sorted(e.score for e in db.entries(task))
+    if len(set(scores)) < 2:
+        return math.inf, n
+
+    def known(x, k):  # fewest known answers over the draws of k variants below x (the k fastest shown), or -1
+        pool = [y for y in scores if y < x]
+        return sum(y >= x for y in scores) + max(0, pool.count(pool[-1]) - k) if len(pool) >= k else -1
+    for k in range(n, max(n - 2, 0), -1):  # n, then n - 1
+        fits = [x for x in sorted(set(scores)) if known(x, k) >= 2]
+        if fits:
+            return float(rng.choice(fits)), k
+    fits = [x for x in sorted(set(scores)) if sum(y < x for y in scores) >= min(n, len(scores) - 1)]
+    return float(rng.choice(fits[:-1] if len(fits) > 1 else fits or scores[-1:])), n
 
 def draw_variants(cfg, db, task, seed, below=None, excluding=None):
     """The n_exemplars entries a contrastive prompt shows, by ONE rule for stage 3 and for sft's contrastive prompts
@@ -251,11 +264,12 @@ def draw_variants(cfg, db, task, seed, below=None, excluding=None):
 
     Example: scores 1.0 (the reference), 0.7, 1.3, 2.1, below=1.3: drawn from 1.0, 0.7.
     """
-    top = target_score(db, task, np.random.default_rng([seed, 1]), cfg.n_exemplars) if below is None else below
+    top, n = (target_score(db, task, np.random.default_rng([seed, 1]), cfg.n_exemplars) if below is None
+              else (below, cfg.n_exemplars))
     pool = [e for e in db.entries(task, excluding=excluding) if e.score < top
             and (not cfg.exemplar_max_chars or len(unlabelled(e.code)) <= cfg.exemplar_max_chars)]
-    shown = sample_exemplars(pool, cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
-                             mode=cfg.exemplar_mode, rng=np.random.default_rng(seed))
+    shown = sample_exemplars(pool, n, bucket_width=cfg.bucket_width, tau=cfg.tau, mode=cfg.exemplar_mode,
+                             rng=np.random.default_rng(seed))
     return [replace(e, code=unlabelled(e.code)) for e in shown]
 
 # ---------------------------------------------------------------------------- the step: generate G

@@ -219,7 +219,7 @@ def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch
     for step in range(1, 25):
         [prompt] = rl.build_prompts(cfg, db, [("cpu/relu", RELU)], step, tok)
         seen |= {s for s, c in codes.items() if c.strip() in prompt}
-        targets.add(rl.target_score(db, "cpu/relu", np.random.default_rng([rl.seed_for(cfg, step, "cpu/relu"), 1])))
+        targets.add(rl.target_score(db, "cpu/relu", np.random.default_rng([rl.seed_for(cfg, step, "cpu/relu"), 1]))[0])
         assert prompt.count("### Variant") == 2
     assert seen == {0.7, 1.3} and targets == {1.3, 1.9}  # never the best (2.1) nor the long one (1.9)
     record = dict(task="cpu/relu", ref_code=RELU, code=codes[1.3], result=dict(status="ok", speedup=1.3))
@@ -236,12 +236,48 @@ def test_target_score_by_hand():
     db = cudal1.ExemplarDB()
     db.seed_reference("t", "ref")
     draws = lambda: {rl.target_score(db, "t", np.random.default_rng(i)) for i in range(40)}  # noqa: E731
-    assert draws() == {math.inf}  # the reference alone: shown
+    assert draws() == {(math.inf, 2)}  # the reference alone: shown
     db.add("t", "a", 0.7)
-    assert draws() == {1.0}
+    assert draws() == {(1.0, 2)}  # (one known answer: no smaller prompt keeps two)
     for code, score in (("b", 1.3), ("c", 1.9), ("d", 2.1)):
         db.add("t", code, score)
-    assert draws() == {1.3, 1.9}  # two below each, the best (2.1) left out
+    assert draws() == {(1.3, 2), (1.9, 2)}  # two below each, the best (2.1) left out
+
+
+def database(*scores):
+    """A task's database: the reference at 1.0 and a code per further score."""
+    db = cudal1.ExemplarDB()
+    db.seed_reference("t", "ref")
+    for i, score in enumerate(scores):
+        db.add("t", f"code {i}", score)
+    return db
+
+
+def known_answers(db, shown):
+    """The codes a prompt does not show that score at least as much as every variant it shows."""
+    top = max(e.score for e in shown)
+    return [e for e in db.entries("t") if e.code not in {s.code for s in shown} and e.score >= top]
+
+
+@pytest.mark.parametrize("scores, target, n_shown", [((0.7, 1.3), 1.0, 1), ((1.0, 1.5), 1.5, 1)],
+                         ids=["0.7-1.0-1.3", "1.0-1.0-1.5"])
+def test_a_small_database_shows_one_variant_fewer_to_keep_two_known_answers(scores, target, n_shown):
+    """{0.7, 1.0, 1.3}: two shown (0.7, 1.0) leave the best (1.3) the one known answer; one shown (0.7, below a
+    target of 1.0) leaves two (1.0, 1.3). {1.0, 1.0, 1.5} (round_to_one makes ties at 1.0 common): both 1.0s shown
+    leave the best alone; one shown leaves the other 1.0 and 1.5. A group that writes either has a speed to learn."""
+    db, cfg = database(*scores), rl.Config(n_exemplars=2)
+    for seed in range(30):
+        shown = rl.draw_variants(cfg, db, "t", seed)
+        assert len(shown) == n_shown and len(known_answers(db, shown)) >= 2
+        assert rl.target_score(db, "t", np.random.default_rng(seed), 2) == (target, n_shown)
+
+
+def test_ties_that_already_keep_two_known_answers_show_every_variant():
+    """{1.0, 1.0, 1.0, 1.5}: two of the three 1.0s shown leave the third and 1.5: two known answers, two shown."""
+    db, cfg = database(1.0, 1.0, 1.5), rl.Config(n_exemplars=2)
+    for seed in range(30):
+        shown = rl.draw_variants(cfg, db, "t", seed)
+        assert len(shown) == 2 and len(known_answers(db, shown)) >= 2
 
 
 def test_compare_variants_says_what_the_faster_code_does_differently():
