@@ -119,7 +119,7 @@ def initial_policy(cfg):
 # weights, frozen, and gains lora_a (r, in) and lora_b (out, r), trained in fp32: y = W x + (alpha / r) B A x. B starts
 # at zero, so a fresh adapter changes nothing. A forward hook adds the term, so the weights keep their names (a full
 # state still loads) and a checkpoint holds only the adapters and their AdamW moments (rank 16 on every projection of
-# Qwen2.5-Coder-0.5B: 8.8M parameters, a 106 MB ckpt.pt). With adapters off, the model is its base: the KL anchor.
+# Qwen2.5-Coder-0.5B: 8.8M parameters, a 106 MB ckpt.pt). With adapters off, the model is its base (the KL anchor is not: kl_anchor).
 def lora_term(linear, args, out):
     if not linear.lora_on:
         return out
@@ -174,26 +174,28 @@ def load_weights(model, state, where):
 
 
 def kl_anchor(cfg, model, start):
-    """The KL term's reference (beta > 0): the policy this stage started from, frozen; None when beta = 0.
-    With LoRA, a copy of the adapters at the stage's start ({name: tensor}, kept in OUT/anchor.pt so that a resume
-    anchors to the same start); the base with adapters off would be the pre-sft model, which writes no working code.
-    With full weights, a second model with the starting weights (--init-from's checkpoint, else --model's)."""
+    """The KL term's reference (beta > 0): the policy this stage started from, frozen; None when beta = 0. It is kept
+    in OUT/anchor.pt at the stage's first step, so that a resume anchors to the same start whatever became of
+    --init-from; a resumed step without that file is a PolicyError (the start cannot be rebuilt from the policy of
+    now). With LoRA the adapters at the start ({name: tensor}; the base with adapters off is the pre-sft model,
+    which writes no working code); with full weights a second model with those weights."""
     if cfg.beta == 0:
         return None
-    if not cfg.lora_rank:
-        anchor = load_policy(cfg)[0].requires_grad_(False)
-        if cfg.init_from:
-            where = Path(cfg.init_from) / "ckpt.pt"
-            load_weights(anchor, torch.load(where, map_location=cfg.device, weights_only=False)["model"], where)
-        return anchor
     path = Path(cfg.out) / "anchor.pt"
-    if start > 1 and path.is_file():
-        return torch.load(path, map_location=cfg.device, weights_only=True)
-    adapters = {k: v.detach().clone() for k, v in saved_weights(model).items()}
-    if is_main():
-        torch.save(adapters, path)
-    return adapters
-
+    if start > 1 and not path.is_file():
+        raise PolicyError(f"{path} is missing: the KL anchor (the policy at this stage's first step) cannot be "
+                          f"rebuilt at step {start}; restore it, or resume with --beta 0")
+    if start > 1:
+        weights = torch.load(path, map_location=cfg.device, weights_only=True)
+    else:
+        weights = saved_weights(model)  # (full weights: copied into the anchor below, no third copy)
+        if is_main():
+            torch.save(weights, path)
+    if cfg.lora_rank:
+        return {k: v.detach().clone() for k, v in weights.items()}
+    anchor = load_policy(cfg)[0].requires_grad_(False)
+    load_weights(anchor, weights, path)
+    return anchor
 
 @contextmanager
 def scored_by(model, anchor):

@@ -90,6 +90,43 @@ def test_the_kl_anchor_is_the_policy_the_stage_started_from(sft_lora, tmp_path, 
     assert not torch.allclose(now(ids).logits, starting(ids).logits)
 
 
+def test_a_resume_keeps_its_full_weights_anchor_when_init_from_is_gone(tmp_path, monkeypatch):
+    """Full weights, beta > 0: the anchor (--init-from's weights) is kept in OUT/anchor.pt, so a resume anchors to the
+    same start after --init-from's folder is gone (it read --init-from's ckpt.pt again: a missing file ended it), and
+    the resumed run's steps are those of a run never cut."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    init = tmp_path / "sft"
+    rl.run(rl.parse_config(TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", [RECORD]), "--task",
+                                   "cpu/relu", "--steps", "1", "--lr", "1e-2", "--out", str(init)]))
+    flags = ["--init-from", str(init), "--task", "cpu/relu", "--group-size", "2", "--max-new-tokens", "8", "--device",
+             "cpu", "--beta", "0.5", "--lr", "1e-2", "--ckpt-every", "1"]
+    rl.run(rl.parse_config(flags + ["--steps", "3", "--out", str(tmp_path / "straight")]),
+           reward_fn=lambda t, x: ranked(x))
+    rl.run(rl.parse_config(flags + ["--steps", "2", "--out", str(tmp_path / "cut")]), reward_fn=lambda t, x: ranked(x))
+    start = torch.load(init / "ckpt.pt", weights_only=False)["model"]
+    anchor = torch.load(tmp_path / "cut" / "anchor.pt", weights_only=True)
+    assert anchor.keys() == start.keys() and all(torch.equal(anchor[k], start[k]) for k in start)
+    (init / "ckpt.pt").unlink()
+    rl.run(rl.parse_config(["--resume", "--out", str(tmp_path / "cut"), "--steps", "3"]),
+           reward_fn=lambda t, x: ranked(x))
+    straight, cut = (runs.read_jsonl(tmp_path / name / "log.jsonl") for name in ("straight", "cut"))
+    assert [r["kl"] for r in cut] == [r["kl"] for r in straight] and cut[2]["kl"] > 0
+
+
+def test_a_lora_resume_without_its_anchor_is_an_error(sft_lora, tmp_path, monkeypatch):
+    """With LoRA, a resumed step without OUT/anchor.pt cannot know the stage's starting adapters: an error naming the
+    file, not a silent anchor on the adapters of now (a KL to where the policy is: zero, and no pull back)."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    out = tmp_path / "rl"
+    rl.run(rl.parse_config(["--init-from", str(sft_lora / "run"), "--task", "cpu/relu", "--steps", "1", "--group-size",
+                            "2", "--max-new-tokens", "8", "--device", "cpu", "--beta", "0.5", "--lr", "1e-2",
+                            "--out", str(out)]), reward_fn=lambda t, x: ranked(x))
+    (out / "anchor.pt").unlink()
+    with pytest.raises(engine.PolicyError, match="anchor.pt"):
+        rl.run(rl.parse_config(["--resume", "--out", str(out), "--steps", "2"]), reward_fn=lambda t, x: ranked(x))
+    assert len(runs.read_jsonl(out / "log.jsonl")) == 1
+
+
 def test_the_database_gets_every_working_variant_whatever_sft_trains_on(tmp_path, monkeypatch):
     """--sft-min-speedup narrows what sft trains on, not the exemplar database: slower variants are the speed choices
     GRPO learns from (after sft on fast ones alone, each group recited one program)."""
