@@ -119,7 +119,8 @@ def initial_policy(cfg):
 # weights, frozen, and gains lora_a (r, in) and lora_b (out, r), trained in fp32: y = W x + (alpha / r) B A x. B starts
 # at zero, so a fresh adapter changes nothing. A forward hook adds the term, so the weights keep their names (a full
 # state still loads) and a checkpoint holds only the adapters and their AdamW moments (rank 16 on every projection of
-# Qwen2.5-Coder-0.5B: 8.8M parameters, a 106 MB ckpt.pt). With adapters off, the model is its base (the KL anchor is not: kl_anchor).
+# Qwen2.5-Coder-0.5B: 8.8M parameters, a 106 MB ckpt.pt). With adapters off, the model is its base (not the KL
+# anchor: kl_anchor).
 def lora_term(linear, args, out):
     if not linear.lora_on:
         return out
