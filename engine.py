@@ -296,12 +296,12 @@ PURE_SAMPLING = dict(top_k=0, min_p=0.0, typical_p=1.0, repetition_penalty=1.0, 
 @torch.no_grad()
 def generate(cfg, model, tok, prompts, seed, on_end=None):
     """G samples of each prompt in one batch (KV-cached, prompts left-padded), after torch.manual_seed(seed); per
-    prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts. --gen-cache: graphs (auto's
-    choice on CUDA, the fastest: bench/RESULTS.md) is decode's CUDA-graphed loop, static transformers' generate with
-    a compiled decoding step; both sample the dynamic cache's tokens on the CPU. On CUDA compiled kernels round bf16
-    their own way, and the loss scores the samples with the eager forward (the old log-probs too), as RL on a
-    separate inference engine does. on_end(i, j, text): sample j of prompt i as soon as its row ends, while the
-    others decode (decode only; its text is the rollout's)."""
+    prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts, cut (G,): no eos before the
+    cap. --gen-cache: graphs (auto's choice on CUDA, the fastest: bench/RESULTS.md) is decode's CUDA-graphed loop,
+    static transformers' generate with a compiled decoding step; both sample the dynamic cache's tokens on the CPU.
+    On CUDA compiled kernels round bf16 their own way, and the loss scores the samples with the eager forward (the
+    old log-probs too), as RL on a separate inference engine does. on_end(i, j, text): sample j of prompt i as soon
+    as its row ends, while the others decode (decode only; its text is the rollout's)."""
     from transformers import GenerationConfig
     graphs = cfg.gen_cache == "graphs" or (cfg.gen_cache == "auto" and cfg.device == "cuda")
     static = graphs or cfg.gen_cache == "static"
@@ -327,8 +327,9 @@ def generate(cfg, model, tok, prompts, seed, on_end=None):
     mask = (ended.cumsum(1) - ended) == 0                         # (n * G, T): tokens up to and including the first eos
     texts = [completion_text(tok, row, eos) for row in ids]
     real = enc["attention_mask"].bool().cpu()                     # (n, P): False on the left padding
+    cut = ~ended.bool().any(1)                                   # (n * G,): no eos, cut at max_new_tokens
     return [dict(prompt=enc["input_ids"][i].cpu()[real[i]], ids=ids[i * G:(i + 1) * G], mask=mask[i * G:(i + 1) * G],
-                 texts=texts[i * G:(i + 1) * G]) for i in range(len(prompts))]
+                 texts=texts[i * G:(i + 1) * G], cut=cut[i * G:(i + 1) * G]) for i in range(len(prompts))]
 
 
 def completion_text(tok, ids, eos):

@@ -86,6 +86,7 @@ class Config:
     std_normalize: bool = False       # divide group advantages by the group std (off = Dr. GRPO; on = the paper's)
     adv_std_floor: float = 0.05       # group advantages divide by at least this std (rewards' units; 0 = off)
     loss_variant: str = "dapo"        # dapo|grpo|drgrpo: per-token losses averaged over tokens (grpo: per sequence)
+    mask_truncated: bool = False      # leave replies cut at max_new_tokens (no eos) out of the update (DAPO's filter)
     lora_rank: int = 0                # LoRA adapters of this rank on the attention and MLP projections (0 = train all)
     lora_alpha: float = 32.0          # LoRA scale alpha / rank
     lora_targets: str = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"  # the projections LoRA adapts
@@ -353,6 +354,8 @@ def update(cfg, model, anchor, opt, rollouts, adv, step=0):
     With one AdamW step per batch every ratio is 1 and the eps clip cannot act. Under torchrun each rank takes its
     share of each mini-batch, and optimizer_step sums the gradients: those of one process."""
     samples, kept = flat_samples(rollouts), with_signal(cfg, rollouts, adv)
+    if not len(kept):  # every sample with a signal was cut at the cap (mask_truncated)
+        return dict(NO_UPDATE, trained=0)
     adv, steps = adv.to(cfg.device), schedule(cfg, samples, kept, step)  # steps: [[Micro]], one list per AdamW step
     score_before_update(cfg, model, anchor, samples, steps)
     stats, grad_norm = Counter(), 0.0
@@ -379,9 +382,13 @@ def flat_samples(rollouts):
 
 def with_signal(cfg, rollouts, adv):
     """Indices of the samples the update trains: those of groups with a non-zero advantage (a flat group's exact zeros
-    would only dilute the mean), every sample with beta > 0 (the KL term acts on all)."""
+    would only dilute the mean), every sample with beta > 0 (the KL term acts on all); with mask_truncated, none cut
+    at max_new_tokens (under a token mean the longest replies weigh most, and a cut one is a failure of length)."""
     groups = adv.split([len(r["ids"]) for r in rollouts])  # each rollout's group
-    return np.flatnonzero(np.concatenate([np.full(len(g), bool(g.ne(0).any()) or cfg.beta > 0) for g in groups]))
+    kept = np.concatenate([np.full(len(g), bool(g.ne(0).any()) or cfg.beta > 0) for g in groups])  # (N,)
+    if cfg.mask_truncated:
+        kept &= ~np.concatenate([np.asarray(r.get("cut", np.zeros(len(r["ids"]), bool))) for r in rollouts])
+    return np.flatnonzero(kept)
 
 
 @dataclass

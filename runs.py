@@ -86,8 +86,8 @@ GROUPS = {  # --help's sections, in this order; a field in none is listed under 
     "sampling": "group_size gen_batch gen_cache temperature top_p max_new_tokens contrastive n_exemplars bucket_width "
                 "tau exemplar_mode exemplar_max_chars",
     "reward": "fail_reward copy_reward log_speedup round_to_one recheck_above reward_normalize reward_clip",
-    "GRPO and AdamW": "std_normalize adv_std_floor loss_variant lr weight_decay beta eps_low eps_high mu minibatches "
-                      "grad_accum recompute max_grad_norm optimizer_state warmup_steps update",
+    "GRPO and AdamW": "std_normalize adv_std_floor loss_variant mask_truncated lr weight_decay beta eps_low eps_high "
+                      "mu minibatches grad_accum recompute max_grad_norm optimizer_state warmup_steps update",
     "evaluation": "eval_timeout eval_build_timeout eval_time_budget eval_precision eval_tol eval_jobs build_ahead",
     "stages": "stage init_from collect_attempts collect_successes data sft_batch sft_min_speedup sft_contrastive "
               "ssl_rounds ssl_tasks ssl_check_rounds sft_steps sftc_steps",
@@ -468,8 +468,9 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
 
     mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
     (status ok, not a copy of the reference; with a toy reward_fn: the share of positive rewards); copies is the
-    number of samples that are the reference renamed; best_speedup is each task's best combined score so far and
-    best_step the step that found it (0: carried from --init-from); per_task is task_stats of this step's samples.
+    number of samples that are the reference renamed; cut the replies cut at max_new_tokens (no eos); best_speedup
+    is each task's best combined score so far and best_step the step that found it (0: carried from --init-from);
+    per_task is task_stats of this step's samples.
     """
     t0, t1, t2, t3 = clock
     gen_tokens = sum(int(k.sum()) for r in rollouts for k in r["mask"])
@@ -482,7 +483,8 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
                best_speedup={name: b[0] for name, b in sorted(best.items())},
                best_step={name: b[2] for name, b in sorted(best.items())},
                per_task=task_stats(batch, results) if results else {},
-               status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
+               status=dict(Counter(r.status for r in results)), mean_tokens=tokens,
+               cut=sum(int(r["cut"].sum()) for r in rollouts if "cut" in r), **stats, **times)
     append_log(cfg, rec)
     append_samples(cfg, step, batch, rollouts, results)
     speedup, _, found = max(best.values(), key=lambda b: b[0]) if best else (None, None, None)

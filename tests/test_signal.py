@@ -338,3 +338,26 @@ def test_the_default_loss_weighs_every_token_alike():
     args = (logp, logp, torch.tensor([-1.0, 1.0]), mask)
     assert rl.grpo_loss(*args, variant=rl.Config().loss_variant)[0] == pytest.approx(-0.5)
     assert rl.grpo_loss(*args, variant="grpo")[0] == pytest.approx(0.0)
+
+
+def test_replies_cut_at_the_cap_are_marked_logged_and_masked_on_request(tmp_path, monkeypatch):
+    """A reply with no eos before max_new_tokens is cut: generate marks it (cut), the log counts it, and
+    --mask-truncated leaves it out of the update (under a token mean the longest failures would weigh most)."""
+    cfg = rl.Config(model="tiny", device="cpu", group_size=4, max_new_tokens=6, grad_accum=1, lr=1e-3)
+    model, tok = engine.load_policy(cfg)
+    eos = engine.eos_ids(model, tok)
+    [rollout] = engine.generate(cfg, model, tok, ["def f(x):\n"], seed=0)
+    assert rollout["cut"].tolist() == [not bool(torch.isin(row, eos).any()) for row in rollout["ids"]]
+    g = torch.Generator().manual_seed(0)
+    rollouts = [dict(prompt=torch.randint(0, 256, (6,), generator=g), ids=torch.randint(0, 256, (4, 8), generator=g),
+                     mask=torch.ones(4, 8, dtype=torch.bool), cut=torch.tensor([True, False, False, True]))]
+    adv = torch.tensor([1.0, -1.0, 0.5, -0.5])
+    trained = {flag: rl.update(rl.replace(cfg, mask_truncated=flag), model, None,
+                               torch.optim.AdamW(model.parameters(), lr=cfg.lr), rollouts, adv)["trained"]
+               for flag in (False, True)}
+    assert trained == {False: 4, True: 2}
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    rl.run(rl.parse_config(TINY + ["--task", "cpu/relu", "--steps", "1", "--group-size", "4", "--max-new-tokens", "6",
+                                   "--mask-truncated", "--out", str(tmp_path / "o")]), reward_fn=lambda t, x: ranked(x))
+    [rec] = runs.read_jsonl(tmp_path / "o" / "log.jsonl")
+    assert rec["cut"] > 0 and rec["trained"] == 4 - rec["cut"]  # (the random tiny model rarely ends in 6 tokens)
