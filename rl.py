@@ -123,10 +123,11 @@ class Config:
     sft_steps: int = 200              # all: sft's AdamW steps on --data before ssl (--steps: rl's steps)
     sftc_steps: int = 40              # all: sft steps on plain and contrastive prompts after ssl, before rl (0: none)
 
+
 def parse_flags(argv=None):
     """(Config, given) from the command line; given names the flags it set, which nothing decide_config decides
     overrides. --resume reads OUT/config.json under the flags given. Unknown flags and bad values exit with one line."""
-    p = runs.flag_parser(Config, chain.recipe_help())
+    p = runs.flag_parser(Config, chain.recipe_help(), PRESETS["demo"])
     given = vars(p.parse_args(argv))
     try:
         if given.get("resume") and not given.get("out"):
@@ -142,20 +143,32 @@ def parse_config(argv=None):
     return parse_flags(argv)[0]
 
 
-def decide_config(cfg, given=None):
+# Named presets: a run takes a preset's value for each field that neither a flag given nor a resumed config.json sets
+# (decide_config). "chain": --stage all's, bench/real/README.md's recipe for every stage (each stage's own on top:
+# chain.RECIPE); "demo": where no real model runs, the shipped demo policy (bench/demo) with the settings it was
+# trained and measured with (plain prompts: it was trained on plain prompts only).
+PRESETS = {"chain": chain.RECIPE["all"],
+           "demo": dict(contrastive=False, temperature=0.7, lr=5e-05, mu=2, max_new_tokens=700, eval_time_budget=0.1,
+                        gen_batch=1)}
+
+
+def decide_config(cfg, given=None, demo_because=""):
     """The config that runs, decided here alone: config.json and the printed config lines are what it returns.
-    given: the fields set on purpose (the command line's flags, else changed_fields), which nothing here overrides.
-    A field's value is the first of: the flags given; a resumed run's config.json (parse_flags); chain.RECIPE, for
-    --stage all (here its "all", each stage's own in chain.stage_config); the demo policy's flags.json where no real
-    model runs (runs.fallback_to_demo); Config's default. Then what the machine and earlier stages decide, in order:
+    Each field is the first of: the flags given (given: the fields set on purpose, the command line's or
+    changed_fields); a resumed run's config.json; the preset (PRESETS: chain for --stage all, demo where no real
+    model runs, said in one line); Config's default. Then what the machine and an earlier stage decide, in order:
 
         stage     auto: all (the chain) for a real model on a GPU without --init-from, else rl
         device    auto: cuda when there is a GPU
         model     "": the model an --init-from stage trained, else the hub's, an offline copy or the demo policy
+                  (demo_because: the reason no real model runs, when run() found that the chosen one did not load)
         LoRA      an --init-from stage's adapters keep their rank, alpha and targets
         AdamW     optimizer_state auto: --init-from's moments kept for the same objective, else fresh
+        torchrun  the run folder of rank 0 (engine.init_distributed)
     """
     given = runs.changed_fields(cfg) if given is None else set(given)
+    saved = Path(cfg.out) / "config.json" if cfg.out else None
+    kept = given | (set(runs.saved_config(saved, Config)) if cfg.resume and saved and saved.is_file() else set())
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
@@ -163,16 +176,20 @@ def decide_config(cfg, given=None):
     if cfg.stage == "auto":
         alone = device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ
         cfg = replace(cfg, stage="rl" if alone else "all")
+    policy = (lambda c: runs.fallback_to_demo(c, demo_because, kept, PRESETS["demo"])) if demo_because else (
+        lambda c: runs.choose_policy(c, kept, PRESETS["demo"]))  # (the demo preset comes with the demo policy)
     if cfg.stage == "all" and not cfg.model:
-        cfg = runs.choose_policy(cfg, given)
+        cfg = policy(cfg)
         if cfg.init_from == str(runs.DEMO_POLICY):  # no real model here: the demo alone, as its line said
             cfg = replace(cfg, stage="rl")
-    if cfg.stage == "all":  # the chain's own config: RECIPE["all"] and split.json's training tasks, unless given
-        if not (cfg.resume and (Path(cfg.out) / "config.json").is_file()):  # (a resumed one as it was saved)
-            cfg = replace(cfg, **{k: v for k, v in chain.RECIPE["all"].items() if k not in given})
-            if cfg.task == "all" and Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve():
-                cfg = replace(cfg, task=",".join(json.loads(chain.SPLIT.read_text())["train"]))
+    if cfg.stage == "all":  # the chain preset, and split.json's training tasks for --task all (not a resumed task)
+        cfg = replace(cfg, **{k: v for k, v in PRESETS["chain"].items() if k not in kept})
+        default_tasks = Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve()
+        if cfg.task == "all" and "task" not in kept - given and default_tasks:
+            cfg = replace(cfg, task=",".join(json.loads(chain.SPLIT.read_text())["train"]))
         return runs.check_config(cfg)
+    if "RANK" in os.environ and cfg.stage != "rl":
+        raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
     cfg = replace(cfg, out=str(Path(cfg.out).absolute()))  # absolute: its resume hint works anywhere
     reads_init_from = engine.needs_init_from(cfg)
     if reads_init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
@@ -182,7 +199,8 @@ def decide_config(cfg, given=None):
     cfg = runs.inherit_lora(cfg, earlier, given)
     if "model" in earlier and not cfg.model:  # the model whose weights the earlier stage trained
         cfg = replace(cfg, model=earlier["model"])
-    return runs.resolve_optimizer_state(cfg if cfg.model else runs.choose_policy(cfg, given))
+    cfg = runs.resolve_optimizer_state(cfg if cfg.model else policy(cfg))
+    return engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
 
 # ---------------------------------------------------------------------------- the RL loop
 
@@ -632,13 +650,9 @@ def run(cfg, reward_fn=None, given=None):
     each stage of the chain by run()). given: the fields set on purpose (parse_flags; default changed_fields);
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
     given = runs.changed_fields(cfg) if given is None else set(given)
-    auto_model = not (cfg.model or cfg.init_from)
-    cfg = decide_config(cfg, given)
+    asked, cfg = cfg, decide_config(cfg, given)
     if cfg.stage == "all":
         return chain.run_all(cfg, given, load_tasks(cfg), run, reward_fn)  # the stages in turn, each by run()
-    if "RANK" in os.environ and cfg.stage != "rl":
-        raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
-    cfg = engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
     if not cfg.resume and (Path(cfg.out) / "log.jsonl").exists():
         raise ConfigError(f"{cfg.out} already holds a run: --resume to continue it, or pick another --out")
     tasks = load_tasks(cfg)  # a bad --task fails here, before any model download
@@ -648,10 +662,10 @@ def run(cfg, reward_fn=None, given=None):
     try:
         model, tok = engine.initial_policy(cfg)
     except PolicyError as e:
-        if not auto_model or dist.is_initialized():  # under torchrun the process group is already on cfg.device
+        if asked.model or asked.init_from or dist.is_initialized():  # (torchrun: the group is on cfg.device)
             raise
-        print(f"cudal1: {str(e).splitlines()[0]}")
-        cfg = runs.resolve_optimizer_state(runs.fallback_to_demo(cfg, f"{runs.DEFAULT_MODEL} did not load", given))
+        print(f"cudal1: {str(e).splitlines()[0]}")  # the config is decided again, with the demo policy
+        cfg = decide_config(replace(asked, out=cfg.out), given, demo_because=f"{runs.DEFAULT_MODEL} did not load")
         tasks, (model, tok) = load_tasks(cfg), engine.initial_policy(cfg)
     opt = torch.optim.AdamW(engine.trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start = runs.open_run(cfg, model, opt, asdict(Config()))

@@ -103,22 +103,22 @@ EXAMPLES = """examples:
   python rl.py --model tiny --task cpu/relu --steps 2 --max-new-tokens 32   # a random model: a smoke test"""
 
 
-def here_defaults():
+def here_defaults(demo):
     """{field: value} that a run without --model takes on this machine where the default does not apply: the demo
-    policy's on a machine without a GPU (fallback_to_demo). On a GPU it depends on the hub, which --help leaves alone."""
+    policy's (demo: its preset) on a machine without a GPU (fallback_to_demo). On a GPU it depends on the hub, which
+    --help leaves alone."""
     if torch.cuda.is_available():
         return {}
-    demo = json.loads((DEMO_POLICY / "flags.json").read_text())
     return dict(model="tiny", init_from=os.path.relpath(DEMO_POLICY), device="cpu", task="cpu/*", **demo)
 
-def flag_parser(config_class, recipe_text):
+def flag_parser(config_class, recipe_text, demo):
     """The command line's parser: a flag per field of config_class (its comment as the help, grouped as GROUPS
-    says), the choices, the recipe of --stage all and EXAMPLES below. Flags not given are left out of what it
-    parses (argparse.SUPPRESS), so that the caller knows which were given."""
-    here = here_defaults()
+    says), the choices, the recipe of --stage all and EXAMPLES below; demo: the demo preset. Flags not given are
+    left out of what it parses (argparse.SUPPRESS), so that the caller knows which were given."""
+    here = here_defaults(demo)
     note = ("On this machine (no GPU) a run without --model falls back to the demo policy: a flag you do not give "
             "takes its value 'here' where one is shown." if here else "On a GPU without network or offline copy, a "
-            "run without --model falls back to the demo policy (bench/demo/policy/flags.json sets flags not given).")
+            "run without --model falls back to the demo policy (rl.PRESETS['demo'] sets flags not given).")
     about = f"CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL). {note} Booleans are --flag / --no-flag."
     p = evaluator.ArgumentParser(description=textwrap.fill(about, 100),
                                  epilog=textwrap.fill(recipe_text, 100) + "\n\n" + EXAMPLES,
@@ -224,7 +224,7 @@ OFFLINE_MODELS = ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-0.5b
 DEMO_POLICY = Path(__file__).resolve().parent / "bench" / "demo" / "policy"  # tiny after sft + ssl (bench/demo)
 
 
-def choose_policy(cfg, given):
+def choose_policy(cfg, given, demo):
     """The policy when --model is not given, in one place, saying in one line why whenever it is not the default:
 
         GPU, hub reachable or the model in its cache   DEFAULT_MODEL from the hub
@@ -233,24 +233,25 @@ def choose_policy(cfg, given):
         CPU (no GPU, or --device cpu)                  the demo policy
     and in run(): a default that fails to load falls back to the demo policy too."""
     if cfg.device == "cpu":
-        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU", given)
+        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU", given, demo)
     if engine.hub_reachable() or engine.hub_cached(DEFAULT_MODEL):  # asked at once, not after the hub client's retries
         return replace(cfg, model=DEFAULT_MODEL)
     local = next((FETCHED / f for f in OFFLINE_MODELS if (FETCHED / f).is_file()), None)
     if local:
         print(f"cudal1: no network to the model hub: the policy is {local} (bench/fetch_model.py's copy)")
         return replace(cfg, model=str(local))
-    return fallback_to_demo(cfg, "no network to the model hub, no offline copy (bench/fetch_model.py qwen-1.5b)", given)
+    why = "no network to the model hub, no offline copy (bench/fetch_model.py qwen-1.5b)"
+    return fallback_to_demo(cfg, why, given, demo)
 
 
-def fallback_to_demo(cfg, why, given):
+def fallback_to_demo(cfg, why, given, demo):
     """Say in one line why the default model is not used, and run the shipped demo policy (the tiny model after
     sft + ssl on bench/demo/stage1.jsonl: weights and exemplars as --init-from) on the CPU tasks instead, with the
-    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field not in given (the flags set on purpose;
-    the config lines after it show them). --task all becomes the CPU tasks, unless --tasks-dir names other tasks.
+    demo preset's values (temperature, lr, ...) for every field not in given (set on purpose: given or resumed; the
+    config lines after it show them). --task all becomes the CPU tasks, unless --tasks-dir names other tasks.
     --stage sft falls back too (collect's default policy, whose data sft trains on), and says so."""
     task = "cpu/*" if cfg.task == "all" and "tasks_dir" not in given else cfg.task
-    flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items() if k not in given}
+    flags = {k: v for k, v in demo.items() if k not in given}
     what = f"--stage sft trains it on --data {cfg.data}" if cfg.stage == "sft" else f"--task {task}"
     if cfg.stage != "sft":
         evaluator.find_tasks(task, cfg.tasks_dir)  # a bad --task is said alone, not after this line

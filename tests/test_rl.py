@@ -213,14 +213,14 @@ def test_a_gpu_without_network_takes_the_offline_copy_bench_fetch_model_made(cap
 @pytest.mark.parametrize("argv", [["--task", "all", "--contrastive", "--lr", "1e-6", "--temperature", "1.0"],
                                   ["--lr=1e-6", "--contrastive", "--temperature=1"]])
 def test_flags_given_win_over_the_demo_policys_flags(capsys, monkeypatch, argv):
-    """The fallback's flags (bench/demo/policy/flags.json) fill only the flags not given, also those given at their
+    """The demo preset's flags (rl.PRESETS["demo"]) fill only the flags not given, also those given at their
     default value (--contrastive, --lr 1e-6, --temperature 1.0 are the defaults); the line names only those it set."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     cfg = rl.decide_config(*rl.parse_flags(argv))
     assert (cfg.contrastive, cfg.lr, cfg.temperature) == (True, 1e-6, 1.0)
     assert (cfg.mu, cfg.max_new_tokens, cfg.model) == (2, 700, "tiny")  # the demo's flags for the rest
     [line] = capsys.readouterr().out.strip().splitlines()
-    assert "+4 flags" in line and len(line) < 160, line  # flags.json's 7, less the 3 given
+    assert "+4 flags" in line and len(line) < 160, line  # the preset's 7, less the 3 given
 
 
 def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch):
@@ -229,6 +229,38 @@ def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch)
     assert (cfg.model, cfg.init_from) == ("tiny", str(runs.DEMO_POLICY))
     [line] = capsys.readouterr().out.strip().splitlines()
     assert "--stage sft trains it on --data d.jsonl" in line and "--task" not in line and len(line) < 160
+
+
+@pytest.mark.parametrize("saved, preset, resumed", [
+    ({"temperature": 0.5, "mu": 3}, {"max_new_tokens": 700, "contrastive": False}, {"temperature": 0.5, "mu": 3}),
+    ({"stage": "all", "model": "tiny", "max_new_tokens": 64, "temperature": 0.9},
+     {"lora_rank": 8, "ssl_rounds": 4}, {"max_new_tokens": 64, "temperature": 0.9})], ids=["demo", "chain"])
+def test_a_preset_a_resumed_config_and_a_flag_combine_in_order(monkeypatch, tmp_path, saved, preset, resumed):
+    """defaults < the preset (rl.PRESETS: demo where no real model runs, chain for --stage all) < a resumed
+    config.json < the flags given: here a config.json that holds some fields (its others at the preset's values),
+    resumed with --lr. The preset once overwrote what config.json held (demo), or was skipped whole (chain)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    (tmp_path / "config.json").write_text(json.dumps(dict(saved, lr=1e-3)))
+    cfg = rl.decide_config(*rl.parse_flags(["--resume", "--out", str(tmp_path), "--lr", "2e-4"]))
+    assert cfg.lr == 2e-4  # the flag
+    assert {k: getattr(cfg, k) for k in resumed} == resumed  # config.json over the preset
+    assert {k: getattr(cfg, k) for k in preset} == preset  # the preset over the defaults
+    assert (cfg.eps_low, cfg.tau) == (rl.Config().eps_low, rl.Config().tau)  # the rest: defaults
+
+
+def test_a_model_that_does_not_load_decides_the_config_again_with_the_demo(monkeypatch, capsys):
+    """run()'s fallback when the chosen model fails to load goes through decide_config again (demo_because): the
+    demo policy with its preset under the flags given, said in one line, as when no real model was found."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(engine, "hub_reachable", lambda timeout=3.0: True)
+    cfg, given = rl.parse_flags(["--stage", "rl", "--lr", "3e-4"])
+    assert rl.decide_config(cfg, given).model == runs.DEFAULT_MODEL and capsys.readouterr().out == ""
+    again = rl.decide_config(cfg, given, demo_because=f"{runs.DEFAULT_MODEL} did not load")
+    assert (again.model, again.init_from, again.device, again.lr) == ("tiny", str(runs.DEMO_POLICY), "cpu", 3e-4)
+    assert {k: getattr(again, k) for k in rl.PRESETS["demo"] if k != "lr"} == \
+        {k: v for k, v in rl.PRESETS["demo"].items() if k != "lr"}
+    [line] = capsys.readouterr().out.strip().splitlines()
+    assert "did not load" in line and "demo policy" in line
 
 
 @pytest.mark.parametrize("argv", [["--lr", "-1"], ["--weight-decay", "-0.1"], ["--eps-low", "-0.2"],

@@ -22,7 +22,7 @@ PROCESS_REF = re.compile(r"(?<![\w-])(?:sessions?|issues?|calls?)\s#?\d+(?![\d.]
 BUDGETS = {  # file: (lines, bytes)
     "evaluator.py": (1100, 61_000),
     "README.md": (250, 25_000),
-    "rl.py": (700, 47_000),  # the method: the Config, the RL loop and its parts, the stages before it
+    "rl.py": (720, 48_000),  # the method: the Config, the RL loop and its parts, the stages before it
     "engine.py": (520, 32_000),  # the policy engine: loading, LoRA, sampling, log-probs, data parallel
     "runs.py": (900, 54_000),  # the run plumbing: help and config checks, the policy choice, the measurement
     # protocol, files, resume, stage-1 data
@@ -96,3 +96,4 @@ def test_root_modules_comments_keep_invariants_not_lab_notes():
                   if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and ast.get_docstring(n)]
         found += [f"{path.name}:{line}: {m.group(0)}" for line, t in texts for m in note.finditer(t)]
     assert not found, found
+

@@ -7,7 +7,7 @@
                                     # (--exemplars bench/demo/stage1.jsonl: contrastive prompts showing its codes)
 
 The demo policy is what `python rl.py --task all` starts from on a machine without a GPU or without network (rl.py's
-fallback_to_demo, which loads it like --init-from, with the settings of policy/flags.json). `export` keeps ckpt.pt's
+fallback_to_demo, which loads it like --init-from, with the settings of rl.PRESETS["demo"]). `export` keeps ckpt.pt's
 weights (no optimizer moments, no RNG states: 1.3 MB instead of 4 MB) and config.json (the model name), not the
 exemplar database: the demo runs plain prompts (no exemplars shown), and ssl's speedups, timed over 1-2 rounds, are
 too rough to start an RL run's best-so-far; an RL run from the policy starts with the references alone.
