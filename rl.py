@@ -125,17 +125,8 @@ class Config:
 
 
 def parse_flags(argv=None):
-    """(Config, given) from the command line; given names the flags it set, which nothing decide_config decides
-    overrides. --resume reads OUT/config.json under the flags given. Unknown flags and bad values exit with one line."""
-    p = runs.flag_parser(Config, chain.recipe_help(), PRESETS["demo"])
-    given = vars(p.parse_args(argv))
-    try:
-        if given.get("resume") and not given.get("out"):
-            raise ConfigError("--resume needs --out DIR, the run folder to continue")
-        saved = runs.saved_config(Path(given["out"]) / "config.json", Config) if given.get("resume") else {}
-        return runs.check_config(Config(**{**saved, **given})), frozenset(given)
-    except ConfigError as e:
-        p.exit(2, f"{p.prog}: error: {e}\n")  # one line: the usage of 47 flags would bury it
+    """(Config, the flags given) of a command line (runs.parse_flags: a resume reads OUT/config.json under them)."""
+    return runs.parse_flags(Config, argv, chain.recipe_help(), PRESETS["demo"])
 
 
 def parse_config(argv=None):
@@ -190,15 +181,7 @@ def decide_config(cfg, given=None, demo_because=""):
         return runs.check_config(cfg)
     if "RANK" in os.environ and cfg.stage != "rl":
         raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
-    cfg = replace(cfg, out=str(Path(cfg.out).absolute()))  # absolute: its resume hint works anywhere
-    reads_init_from = engine.needs_init_from(cfg)
-    if reads_init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
-        raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
-                          "collected.jsonl to --stage sft as --data)")
-    earlier = json.loads((Path(cfg.init_from) / "config.json").read_text()) if reads_init_from else {}
-    cfg = runs.inherit_lora(cfg, earlier, given)
-    if "model" in earlier and not cfg.model:  # the model whose weights the earlier stage trained
-        cfg = replace(cfg, model=earlier["model"])
+    cfg = runs.from_earlier_stage(replace(cfg, out=str(Path(cfg.out).absolute())), given)  # (absolute: for resume)
     cfg = runs.resolve_optimizer_state(cfg if cfg.model else policy(cfg))
     return engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
 
@@ -296,9 +279,8 @@ def draw_variants(cfg, db, task, seed, below=None, excluding=None):
 
 def generate_all(cfg, model, tok, batch, prompts, step, phases=None):
     """A rollout per task, in batch order: engine.generate on gen_batch tasks at a time, each call seeded from (seed,
-    step, its task names joined by '+'); under torchrun each rank generates its share. phases (a dict; an evaluation
-    follows): with build_ahead, each reply's build starts as its row ends (runs.BuildsAhead), counted there. No
-    clock runs beside the decoder: evaluations start after this returns."""
+    step, its task names joined by '+'); under torchrun each rank generates its share. phases (a dict): with
+    build_ahead, each reply's build starts as its row ends (runs.BuildsAhead); no clock runs beside the decoder."""
     mine = engine.shard(list(zip(batch, prompts)))
     calls = [mine[i:i + cfg.gen_batch] for i in range(0, len(mine), cfg.gen_batch)]
     ahead = phases is not None and (cfg.build_ahead == "on" or cfg.build_ahead == "auto" and cfg.device == "cuda")
@@ -331,8 +313,8 @@ def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None, phases=None):
 
 def rewards_of(cfg, results):
     """(raw rewards (N,), training rewards (N,)): raw = log speedup, fail_reward or copy_reward; training = raw (with
-    group advantages they keep the speed order), or with --reward-normalize the paper's shape: normalised over the
-    step, clipped to +-reward_clip of its std (the clip gave a 0.89x and a 1.19x the same advantage: RESULTS.md).
+    group advantages they keep the speed order), or with --reward-normalize the paper's shape (over the step,
+    clipped to +-reward_clip of its std: it gave a 0.89x and a 1.19x the same advantage, bench/RESULTS.md).
 
     Example (groups of 4, the defaults): [fail, 0.89, 1.19, 1.5] -> rewards [-2, -0.117, 0.174, 0.405] ->
     advantages [-1.62, 0.27, 0.56, 0.79]; the paper's shape, beside two groups of failures: 1.19 and 1.5 both 0.72.
@@ -636,15 +618,6 @@ STAGES = {"collect": collect, "sft": sft, "ssl": ssl, "rl": rl}  # each named as
 # ---------------------------------------------------------------------------- run and main
 
 
-def load_tasks(cfg):
-    """[(name, reference source)] of the selected tasks (evaluator.TaskError when none match)."""
-    paths = evaluator.find_tasks(cfg.task, cfg.tasks_dir)
-    tasks = [(evaluator.task_name(p, cfg.tasks_dir), evaluator.load_task(p)) for p in paths]
-    for name, src in tasks:  # one that cannot fit the device at all is refused in one line, before any work
-        evaluator.task_memory(src, cfg.device, name)
-    return tasks
-
-
 def run(cfg, reward_fn=None, given=None):
     """The whole job: the config decided, tasks, policy, run folder, optimizer, database; then --stage (--stage all:
     each stage of the chain by run()). given: the fields set on purpose (parse_flags; default changed_fields);
@@ -652,10 +625,10 @@ def run(cfg, reward_fn=None, given=None):
     given = runs.changed_fields(cfg) if given is None else set(given)
     asked, cfg = cfg, decide_config(cfg, given)
     if cfg.stage == "all":
-        return chain.run_all(cfg, given, load_tasks(cfg), run, reward_fn)  # the stages in turn, each by run()
+        return chain.run_all(cfg, given, runs.load_tasks(cfg), run, reward_fn)  # the stages in turn, each by run()
     if not cfg.resume and (Path(cfg.out) / "log.jsonl").exists():
         raise ConfigError(f"{cfg.out} already holds a run: --resume to continue it, or pick another --out")
-    tasks = load_tasks(cfg)  # a bad --task fails here, before any model download
+    tasks = runs.load_tasks(cfg)  # a bad --task fails here, before any model download
     if dist.is_initialized() and min(cfg.tasks_per_step, len(tasks)) < dist.get_world_size():
         raise ConfigError(f"torchrun with {dist.get_world_size()} processes needs as many tasks per step, got "
                           f"{min(cfg.tasks_per_step, len(tasks))}: each process generates one task's group or more")
@@ -666,7 +639,7 @@ def run(cfg, reward_fn=None, given=None):
             raise
         print(f"cudal1: {str(e).splitlines()[0]}")  # the config is decided again, with the demo policy
         cfg = decide_config(replace(asked, out=cfg.out), given, demo_because=f"{runs.DEFAULT_MODEL} did not load")
-        tasks, (model, tok) = load_tasks(cfg), engine.initial_policy(cfg)
+        tasks, (model, tok) = runs.load_tasks(cfg), engine.initial_policy(cfg)
     opt = torch.optim.AdamW(engine.trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start = runs.open_run(cfg, model, opt, asdict(Config()))
     if start is None:  # (finished: its line said so)

@@ -186,6 +186,20 @@ def check_config(cfg):
     return cfg
 
 
+def parse_flags(config_class, argv, recipe_text, demo):
+    """(config, given) from the command line; given names the flags it set, which nothing decide_config decides
+    overrides. --resume reads OUT/config.json under the flags given. Unknown flags and bad values exit with one line."""
+    p = flag_parser(config_class, recipe_text, demo)
+    given = vars(p.parse_args(argv))
+    try:
+        if given.get("resume") and not given.get("out"):
+            raise ConfigError("--resume needs --out DIR, the run folder to continue")
+        saved = saved_config(Path(given["out"]) / "config.json", config_class) if given.get("resume") else {}
+        return check_config(config_class(**{**saved, **given})), frozenset(given)
+    except ConfigError as e:
+        p.exit(2, f"{p.prog}: error: {e}\n")  # one line: the usage of 47 flags would bury it
+
+
 def as_number(text):
     """float(text), or nan when it is not a number."""
     try:
@@ -259,6 +273,18 @@ def fallback_to_demo(cfg, why, given, demo):
     return replace(cfg, model="tiny", init_from=str(DEMO_POLICY), device="cpu", task=task, **flags)
 
 
+def from_earlier_stage(cfg, given):
+    """cfg with what the --init-from stage it starts from decides (when it reads that stage's weights, not a resume's
+    own checkpoint): its model, and its LoRA adapters' shape (inherit_lora). ConfigError when it has no ckpt.pt."""
+    reads = engine.needs_init_from(cfg)
+    if reads and not (Path(cfg.init_from) / "ckpt.pt").is_file():
+        raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
+                          "collected.jsonl to --stage sft as --data)")
+    earlier = json.loads((Path(cfg.init_from) / "config.json").read_text()) if reads else {}
+    cfg = inherit_lora(cfg, earlier, given)
+    return replace(cfg, model=earlier["model"]) if "model" in earlier and not cfg.model else cfg
+
+
 def inherit_lora(cfg, earlier, given):
     """An --init-from folder trained with LoRA holds adapters only: this run keeps training them, at their rank,
     alpha and targets (taken from its config.json unless given; another rank cannot load them). From full weights,
@@ -304,7 +330,16 @@ def continue_optimizer(cfg, opt):
         return True
     return False
 
-# ---------------------------------------------------------------------------- measurement: the paper's timer rules
+# ---------------------------------------------------------------------------- tasks and their measurement: the paper's timer rules
+
+
+def load_tasks(cfg):
+    """[(name, reference source)] of the selected tasks (evaluator.TaskError when none match)."""
+    paths = evaluator.find_tasks(cfg.task, cfg.tasks_dir)
+    tasks = [(evaluator.task_name(p, cfg.tasks_dir), evaluator.load_task(p)) for p in paths]
+    for name, src in tasks:  # one that cannot fit the device at all is refused in one line, before any work
+        evaluator.task_memory(src, cfg.device, name)
+    return tasks
 
 
 def correctness_only(cfg):

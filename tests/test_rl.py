@@ -179,7 +179,7 @@ def test_the_fallback_keeps_the_task_when_tasks_dir_is_given(capsys, monkeypatch
     (tmp_path / "19_ReLU.py").write_text((REPO / "tasks" / "cpu" / "relu.py").read_text())
     cfg = rl.decide_config(*rl.parse_flags(["--tasks-dir", str(tmp_path)]))
     assert (cfg.model, cfg.task) == ("tiny", "all")
-    assert [name for name, _ in rl.load_tasks(cfg)] == ["19_ReLU"]
+    assert [name for name, _ in runs.load_tasks(cfg)] == ["19_ReLU"]
 
 
 def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monkeypatch, tmp_path):
@@ -669,7 +669,7 @@ if __name__ == "__main__":  # the evaluator's processes re-import this file
     def reward(task, completions):  # step 3 also evaluates a slow candidate: Ctrl-C comes while its judge runs
         calls.append(task)
         if len(calls) == 3:
-            evaluator.evaluate_many([(rl.load_tasks(rl.Config(task="cpu/relu"))[0][1], {slow!r})], progress=False)
+            evaluator.evaluate_many([(runs.load_tasks(rl.Config(task="cpu/relu"))[0][1], {slow!r})], progress=False)
         return test_rl.toy_reward(task, completions)
     rl.run = functools.partial(rl.run, reward_fn=reward)
     rl.main(sys.argv[1:])
@@ -1024,7 +1024,7 @@ def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
     fail_reward, and the winner lands in the database (score = speedup) and in OUT/best/ with its speedup."""
     cfg = rl.decide_config(rl.Config(model="tiny", device="cpu", task="cpu/relu", group_size=2,
                                       eval_time_budget=0.2, out=str(tmp_path), log_speedup=False, fail_reward=0.0))
-    tasks = rl.load_tasks(cfg)
+    tasks = runs.load_tasks(cfg)
     db, best = runs.open_database(cfg, tasks)
     rollouts = [dict(texts=[CLAMP_RELU, "I would rather not."])]
     results, raw, rewards = rl.evaluate_and_reward(cfg, tasks, rollouts)

@@ -294,7 +294,7 @@ def test_ssl_rounds_of_ssl_tasks_sample_the_tasks_drawn_for_them(relu_writer, tm
                                   "--group-size", "2", "--ssl-rounds", "3", "--ssl-tasks", "1", "--max-new-tokens",
                                   "120", "--eval-time-budget", "0", "--device", "cpu", "--out", str(tmp_path / "run")]))
     logs = runs.read_jsonl(tmp_path / "run" / "log.jsonl")
-    drawn = [[name for name, _ in rl.pick_tasks(rl.replace(cfg, tasks_per_step=1), rl.load_tasks(cfg), r)]
+    drawn = [[name for name, _ in rl.pick_tasks(rl.replace(cfg, tasks_per_step=1), runs.load_tasks(cfg), r)]
              for r in (1, 2, 3)]
     assert [rec["tasks"] for rec in logs] == drawn and all(sum(rec["status"].values()) == 2 for rec in logs)
 

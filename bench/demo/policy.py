@@ -118,7 +118,7 @@ def compare(cfg, policies, n, exemplars=None):
     the policies see the same random numbers, so their samples differ only where the policies differ. One evaluator
     call for all: a reply two policies both wrote is evaluated once. exemplars: a JSONL for exemplar_db; then the
     prompts are contrastive (the same variants shown to every policy), else plain."""
-    tasks, rollouts = rl.load_tasks(cfg), []
+    tasks, rollouts = runs.load_tasks(cfg), []
     db = exemplar_db(cfg, exemplars, tasks) if exemplars else None
     for policy in policies:
         c = rl.replace(cfg, init_from=str(policy), group_size=n, contrastive=db is not None)

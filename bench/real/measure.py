@@ -381,7 +381,7 @@ def main(argv=None):
     args = p.parse_args(argv[:argv.index("--")])
     cfg, given = rl.parse_flags(argv[argv.index("--") + 1:] + ["--stage", "collect"])  # a stage that takes top_p < 1
     cfg = rl.decide_config(replace(cfg, task=args.train), given)
-    splits = {"train": rl.load_tasks(cfg), "heldout": rl.load_tasks(replace(cfg, task=args.heldout))}
+    splits = {"train": runs.load_tasks(cfg), "heldout": runs.load_tasks(replace(cfg, task=args.heldout))}
     check_fresh_seeds(args.folder)
     stats = measure(cfg, args.folder, splits, args.work or Path("runs/measure") / args.label, args.samples,
                     args.stop_after, compile_baselines(args.compile_baselines))
