@@ -424,8 +424,21 @@ def token_logps(cfg, model, samples, temperature=None):
     with autocast(cfg):
         logits = model(input_ids=ids.to(dev), attention_mask=attn.to(dev), position_ids=pos.to(dev),
                        logits_to_keep=T + 1, use_cache=False).logits[:, :-1]  # (m, T, V): P-1+t predicts token t
-    logp = torch.log_softmax(logits.float().div_(temperature or cfg.temperature), dim=-1)  # (one fp32 copy: m*T*V)
-    return logp.gather(-1, ids[:, P:].to(dev).unsqueeze(-1)).squeeze(-1), mask.to(dev)  # (m, T), (m, T)
+    return chosen_logps(logits, ids[:, P:].to(dev), temperature or cfg.temperature), mask.to(dev)  # (m, T), (m, T)
+
+
+def chosen_logps(logits, ids, temperature):
+    """log softmax(logits / temperature) at the chosen ids, (m, T) of logits (m, T, V): each chosen logit less its
+    row's logsumexp, one sample at a time, so no (m, T, V) fp32 tensor of every token's log-prob is ever made (a
+    selective log-softmax: the loss needs the chosen tokens' alone).
+
+    Example: logits [[2, 0]] / 1 at ids [0] -> 2 - log(e^2 + e^0) = -0.127 = log softmax([2, 0])[0].
+    """
+    out = []
+    for row, chosen in zip(logits, ids):  # (T, V), (T,)
+        row = row.float() / temperature
+        out.append(row.gather(-1, chosen[:, None]).squeeze(-1) - torch.logsumexp(row, dim=-1))
+    return torch.stack(out)  # (m, T)
 
 # ---------------------------------------------------------------------------- data parallel (torchrun)
 

@@ -361,3 +361,18 @@ def test_replies_cut_at_the_cap_are_marked_logged_and_masked_on_request(tmp_path
                                    "--mask-truncated", "--out", str(tmp_path / "o")]), reward_fn=lambda t, x: ranked(x))
     [rec] = runs.read_jsonl(tmp_path / "o" / "log.jsonl")
     assert rec["cut"] > 0 and rec["trained"] == 4 - rec["cut"]  # (the random tiny model rarely ends in 6 tokens)
+
+
+def test_the_loss_scores_the_chosen_tokens_alone_as_a_full_log_softmax_would():
+    """engine.chosen_logps: the chosen tokens' log-probs at a temperature, each chosen logit less its row's
+    logsumexp, without a (m, T, V) tensor of every log-prob; the values and gradients of the full log-softmax."""
+    logits = torch.randn(3, 5, 11, generator=torch.Generator().manual_seed(0)).requires_grad_()
+    ids = torch.randint(0, 11, (3, 5), generator=torch.Generator().manual_seed(1))
+    full = torch.log_softmax(logits / 0.7, -1).gather(-1, ids[..., None]).squeeze(-1)
+    ours = engine.chosen_logps(logits, ids, 0.7)
+    torch.testing.assert_close(ours, full)
+    grad_full, = torch.autograd.grad(full.sum(), logits)
+    grad_ours, = torch.autograd.grad(ours.sum(), logits)
+    torch.testing.assert_close(grad_ours, grad_full)
+    assert engine.chosen_logps(torch.tensor([[[2.0, 0.0]]]), torch.tensor([[0]]), 1.0).item() == \
+        pytest.approx(2 - math.log(math.exp(2) + 1))
