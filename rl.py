@@ -282,20 +282,12 @@ def generate_all(cfg, model, tok, batch, prompts, step, phases=None):
     step, its task names joined by '+'); under torchrun each rank generates its share. phases (a dict): with
     build_ahead, each reply's build starts as its row ends (runs.BuildsAhead); no clock runs beside the decoder."""
     mine = engine.shard(list(zip(batch, prompts)))
-    calls = [mine[i:i + cfg.gen_batch] for i in range(0, len(mine), cfg.gen_batch)]
-    ahead = phases is not None and (cfg.build_ahead == "on" or cfg.build_ahead == "auto" and cfg.device == "cuda")
-    builds, out = runs.BuildsAhead(cfg) if ahead else None, []
-    try:
+    calls, out = [mine[i:i + cfg.gen_batch] for i in range(0, len(mine), cfg.gen_batch)], []
+    with runs.builds_ahead(cfg, phases) as builds:  # (None: no builds while decoding)
         for call in tqdm(calls, desc=f"step {step} generate", leave=False, disable=not engine.is_main()):
             seed = seed_for(cfg, step, "+".join(name for (name, _), _ in call))
             ended = builds and (lambda i, j, text, refs=[ref for (_, ref), _ in call]: builds.add(refs[i], text))
             out += engine.generate(cfg, model, tok, [p for _, p in call], seed, on_end=ended)
-    except BaseException:
-        if builds:
-            builds.wait(cancel=True)
-        raise
-    if builds:
-        phases.update(builds.wait())
     return engine.gather(out)
 
 # ---------------------------------------------------------------------------- the step: evaluate, reward, advantages
@@ -493,10 +485,7 @@ def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
             n = min(cfg.group_size, cfg.collect_attempts - tried, cfg.collect_successes - ok)
             rollout = engine.generate(replace(cfg, group_size=n), model, tok, [prompt], seed_for(cfg, rnd, task[0]))[0]
             results = runs.measure(cfg, [task], [rollout])
-            with open(path, "a") as f:
-                for text, code, res in zip(rollout["texts"], rollout["codes"], results):
-                    f.write(json.dumps(dict(task=task[0], ref_code=task[1], prompt=prompt, completion=text,
-                                            code=code, result=res.to_dict())) + "\n")
+            runs.append_collected(path, task, prompt, rollout, results)
             record_winners(cfg, db, best, [task], [rollout], results, step)
             tried, ok = tried + n, ok + sum(map(is_success, results))
         runs.append_log(cfg, dict(step=step, task=task[0], attempts=tried, successes=ok,

@@ -538,6 +538,22 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
           f"evaluate {times['eval_s']:.1f} s{built}, update {times['update_s']:.1f} s", flush=True)
     return rec
 
+@contextmanager
+def builds_ahead(cfg, phases):
+    """BuildsAhead for the decoding inside, when phases is a dict (an evaluation follows) and build_ahead is on (auto:
+    on CUDA's decoder), else None; after it, the builds' counts and wait into phases (an exception: builds killed)."""
+    ahead = phases is not None and (cfg.build_ahead == "on" or cfg.build_ahead == "auto" and cfg.device == "cuda")
+    builds = BuildsAhead(cfg) if ahead else None
+    try:
+        yield builds
+    except BaseException:
+        if builds:
+            builds.wait(cancel=True)
+        raise
+    if builds:
+        phases.update(builds.wait())
+
+
 class BuildsAhead:
     """A step's builds started while the policy still decodes: add(ref, reply) as each row ends queues the reply's
     code, a thread hands what is queued to evaluator.build_all (on all cores but two, at a lower priority: the
@@ -845,6 +861,14 @@ def open_run(cfg, model, opt, defaults):
 
 
 STAGE1_DATA = DEMO_POLICY.parents[1] / "real" / "stage1.jsonl"  # measured working variants of the 30 training tasks
+
+
+def append_collected(path, task, prompt, rollout, results):
+    """collect's records: a line of path per sample (task, ref_code, prompt, completion, code, its result)."""
+    with open(path, "a") as f:
+        for text, code, res in zip(rollout["texts"], rollout["codes"], results):
+            f.write(json.dumps(dict(task=task[0], ref_code=task[1], prompt=prompt, completion=text, code=code,
+                                    result=res.to_dict())) + "\n")
 
 
 def working_records(recs, min_speedup=0.0):
