@@ -49,7 +49,7 @@ def run_all(cfg, given, tasks, run, reward_fn=None):
     prompts: stage 3's question) -> rl, each by run() in its folder OUT/<name>, each from the one before
     (--init-from). A stage whose log reached its steps is not run again; a cut one needs --resume, which continues
     it and runs the rest. Chosen, which RECIPE's stage values leave alone: the fields given, and those that differ
-    from Config's defaults (a resumed chain's flags of before). tasks: rl.load_tasks's; run: rl.run."""
+    from Config's defaults (a resumed chain's flags of before). tasks: runs.load_tasks's; run: rl.run."""
     chosen = set(given) | changed_fields(cfg)
     Path(cfg.out).mkdir(parents=True, exist_ok=True)
     save_json(Path(cfg.out) / "config.json", asdict(cfg))

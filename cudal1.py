@@ -10,21 +10,24 @@ How to run
     Imported by rl.py. `python cudal1.py RUN/exemplars.jsonl` prints what a run's database holds, per task.
     Tests: `python -m pytest -q tests/test_cudal1.py`.
 
-Where it departs from the paper (CUDA-L1, arXiv 2507.14111); each is a flag with the paper's setting as default
+Where it departs from the paper (CUDA-L1, arXiv 2507.14111). The defaults are what rl.py runs (a fork that calls these
+functions gets the same maths); the paper's settings are keyword arguments (and rl.py's flags)
     1. Bucket width and temperature tau are not published: `bucket_width=0.5`, `tau=1.0`. Subtracting the global mean
        before the softmax is kept as written, though softmax is shift-invariant so it changes nothing.
     2. With fewer score buckets than N, the missing exemplars are drawn uniformly from the remaining entries (the
        paper does not say). Exemplars come back sorted by score, slowest first. `mode="random"|"best"` are ablations.
-    3. A candidate flagged `same_as_reference` earns `copy_reward` (default: what a failure earns), not its
+    3. Rewards are log speedups (at least log 0.25; failures -2), not normalised over the batch: the paper's are raw
+       speedups (failures 0), normalised and clipped at 1.5 std (`log_speedup=False, fail_reward=0, normalize=True,
+       clip=1.5`). A candidate flagged `same_as_reference` earns `copy_reward` (default: what a failure earns), not its
        measured speedup: with the reward of 1.0x a renamed reference was the best an untrained policy could do (a
        failure earns 0, an honest 0.8x less). The paper's conservative rounding of near-1 speedups and re-check of
-       large ones act on the measurements before they get here (rl.measure), so scores and rewards agree.
+       large ones act on the measurements before they get here (runs.measure), so scores and rewards agree.
     4. Reward normalisation uses the mean and std of the batch it is given (the caller picks: one group or a step).
-    5. Group advantages divide by the population std (unbiased=False); `std_normalize=False` is Dr. GRPO's choice.
-       `std_floor` (ours, 0 = off) divides by at least that, so timing noise cannot earn the advantages of a win.
+    5. Group advantages are the rewards less the group mean, not over the std (Dr. GRPO); `std_normalize=True` (the
+       paper's) divides by the population std, at least `std_floor` (ours), so timing noise cannot earn a win's.
     6. KL uses the k3 estimator and is off by default (beta=0); the paper does not give beta.
-    7. Loss aggregation `variant="grpo"` (per-sequence mean, then mean) is the paper's GRPO; "dapo" (token mean)
-       and "drgrpo" (constant normaliser) are ablations, as is `eps_high != eps_low` (DAPO's clip-higher).
+    7. Loss aggregation `variant="dapo"` (token mean: every token weighs alike); "grpo" (per-sequence mean, then
+       mean) is the paper's GRPO, "drgrpo" (constant normaliser) an ablation, as is `eps_high != eps_low` (DAPO's).
     8. The database keeps one entry per distinct code of a task (up to trailing whitespace), so a policy that
        repeats itself cannot flood a bucket; a code measured again is combined (score = median of its measured
        speedups, each measurement one line), so one lucky timing does not stay its score.
@@ -261,15 +264,16 @@ def _raw_reward(result, fail_reward, copy_reward, log_speedup):
     return math.log(max(speedup, LOG_FLOOR)) if log_speedup else speedup
 
 
-def compute_rewards(results, *, fail_reward=0.0, copy_reward=None, log_speedup=False, normalize=True, clip=1.5):
+def compute_rewards(results, *, fail_reward=-2.0, copy_reward=None, log_speedup=True, normalize=False, clip=None):
     """Evaluator results -> rewards (len(results),): speedup (or log speedup, at least log(LOG_FLOOR)) if correct
     else fail_reward, then (r - mu) / sigma with mu, sigma the mean and population std of THIS batch (all-equal ->
     zeros), then clipped to [-clip, clip] (clip None or <= 0: no clip). A correct result without a speedup counts as
     speedup 1.0; one flagged same_as_reference earns copy_reward (None: fail_reward), as given (not logged).
     With log_speedup a correct candidate earns log(0.25) = -1.39 at least: give a fail_reward below that (rl: -2).
 
-    Example: speedups 4, 1, 1, 1, 1 (all correct) -> mu 1.6, sigma 1.2 -> [2.0, -0.5, -0.5, -0.5, -0.5]
-             -> clipped [1.5, -0.5, -0.5, -0.5, -0.5]. A failure among them would enter as fail_reward = 0.
+    Example: speedups 4, 1, 0.5, failed -> [log 4, 0, log 0.5, -2] = [1.386, 0, -0.693, -2]. The paper's shape
+             (log_speedup=False, fail_reward=0, normalize=True, clip=1.5) of speedups 4, 1, 1, 1, 1: mu 1.6, sigma
+             1.2 -> [2.0, -0.5, -0.5, -0.5, -0.5] -> clipped [1.5, -0.5, -0.5, -0.5, -0.5].
     """
     copy_reward = fail_reward if copy_reward is None else copy_reward
     r = np.array([_raw_reward(x, fail_reward, copy_reward, log_speedup) for x in results], dtype=np.float64)
@@ -283,14 +287,14 @@ def compute_rewards(results, *, fail_reward=0.0, copy_reward=None, log_speedup=F
 
 # ---------------------------------------------------------------------------- advantages
 
-def group_advantages(rewards, std_normalize=True, eps=1e-4, std_floor=0.0):
+def group_advantages(rewards, std_normalize=False, eps=1e-4, std_floor=0.05):
     """Rewards (B, G) of G samples per prompt -> advantages (B, G): minus the group mean, over (max(population std,
     std_floor) + eps). The floor keeps a group whose rewards differ by timing noise alone from full-size advantages.
     A flat group (max - min below 1e-9) gets exact zeros: its mean's rounding is no signal.
 
-    Example: [[1, 2, 3, 4]] -> mean 2.5, std sqrt(1.25) = 1.118 -> [[-1.342, -0.447, 0.447, 1.342]];
-             without std: [[-1.5, -0.5, 0.5, 1.5]]. A group of equal rewards gets zeros (no signal).
-             [[1.00, 1.05, 0.95, 1.00]]: std 0.035 -> [[0, 1.41, -1.41, 0]]; with std_floor 0.1 -> [[0, 0.5, -0.5, 0]].
+    Example: [[1, 2, 3, 4]] -> [[-1.5, -0.5, 0.5, 1.5]]; std_normalize=True: mean 2.5, std sqrt(1.25) = 1.118 ->
+             [[-1.342, -0.447, 0.447, 1.342]]. A group of equal rewards gets zeros (no signal). [[1.00, 1.05, 0.95,
+             1.00]], std 0.035, std_normalize=True: std_floor 0 -> [[0, 1.41, -1.41, 0]]; 0.1 -> [[0, 0.5, -0.5, 0]].
     """
     flat = rewards.amax(dim=-1, keepdim=True) - rewards.amin(dim=-1, keepdim=True) < 1e-9  # (B, 1)
     centred = torch.where(flat, 0.0, rewards - rewards.mean(dim=-1, keepdim=True))  # (B, G)
@@ -312,7 +316,7 @@ AGGREGATIONS = {  # per-token loss (N, T), mask (N, T), max_tokens -> scalar
 }
 
 
-def grpo_loss(logp, old_logp, advantages, mask, *, ref_logp=None, variant="grpo", eps_low=0.2, eps_high=0.2,
+def grpo_loss(logp, old_logp, advantages, mask, *, ref_logp=None, variant="dapo", eps_low=0.2, eps_high=0.2,
               beta=0.0, max_tokens=None):
     """Clipped policy-gradient loss over sampled tokens. logp, old_logp, ref_logp, mask: (N, T); advantages: (N,).
     old_logp and ref_logp are treated as constants. Returns (loss, {"clip_frac", "kl", "ratio"}).
@@ -321,8 +325,8 @@ def grpo_loss(logp, old_logp, advantages, mask, *, ref_logp=None, variant="grpo"
     kl = exp(ref - logp) - (ref - logp) - 1; loss = -(obj - beta * kl); then aggregated by `variant`:
     "grpo" mean per sequence then over sequences, "dapo" mean over all tokens, "drgrpo" sum / (N * max_tokens).
 
-    Example: A = [1], ratios [1.5, 1.0, 0.5], eps 0.2 -> obj [1.2 (clipped), 1.0, 0.5] -> "grpo" loss -2.7 / 3 = -0.9,
-             clip_frac 1/3.
+    Example: A = [1], ratios [1.5, 1.0, 0.5], eps 0.2 -> obj [1.2 (clipped), 1.0, 0.5] -> loss -2.7 / 3 = -0.9 (one
+             sequence: "dapo" and "grpo" agree), clip_frac 1/3.
     """
     if variant not in AGGREGATIONS:
         raise ValueError(f"variant must be one of {sorted(AGGREGATIONS)}, not {variant!r}")

@@ -119,7 +119,8 @@ def initial_policy(cfg):
 # weights, frozen, and gains lora_a (r, in) and lora_b (out, r), trained in fp32: y = W x + (alpha / r) B A x. B starts
 # at zero, so a fresh adapter changes nothing. A forward hook adds the term, so the weights keep their names (a full
 # state still loads) and a checkpoint holds only the adapters and their AdamW moments (rank 16 on every projection of
-# Qwen2.5-Coder-0.5B: 8.8M parameters, a 106 MB ckpt.pt). With adapters off, the model is its base: the KL anchor.
+# Qwen2.5-Coder-0.5B: 8.8M parameters, a 106 MB ckpt.pt). With adapters off, the model is its base (not the KL
+# anchor: kl_anchor).
 def lora_term(linear, args, out):
     if not linear.lora_on:
         return out
@@ -174,26 +175,28 @@ def load_weights(model, state, where):
 
 
 def kl_anchor(cfg, model, start):
-    """The KL term's reference (beta > 0): the policy this stage started from, frozen; None when beta = 0.
-    With LoRA, a copy of the adapters at the stage's start ({name: tensor}, kept in OUT/anchor.pt so that a resume
-    anchors to the same start); the base with adapters off would be the pre-sft model, which writes no working code.
-    With full weights, a second model with the starting weights (--init-from's checkpoint, else --model's)."""
+    """The KL term's reference (beta > 0): the policy this stage started from, frozen; None when beta = 0. It is kept
+    in OUT/anchor.pt at the stage's first step, so that a resume anchors to the same start whatever became of
+    --init-from; a resumed step without that file is a PolicyError (the start cannot be rebuilt from the policy of
+    now). With LoRA the adapters at the start ({name: tensor}; the base with adapters off is the pre-sft model,
+    which writes no working code); with full weights a second model with those weights."""
     if cfg.beta == 0:
         return None
-    if not cfg.lora_rank:
-        anchor = load_policy(cfg)[0].requires_grad_(False)
-        if cfg.init_from:
-            where = Path(cfg.init_from) / "ckpt.pt"
-            load_weights(anchor, torch.load(where, map_location=cfg.device, weights_only=False)["model"], where)
-        return anchor
     path = Path(cfg.out) / "anchor.pt"
-    if start > 1 and path.is_file():
-        return torch.load(path, map_location=cfg.device, weights_only=True)
-    adapters = {k: v.detach().clone() for k, v in saved_weights(model).items()}
-    if is_main():
-        torch.save(adapters, path)
-    return adapters
-
+    if start > 1 and not path.is_file():
+        raise PolicyError(f"{path} is missing: the KL anchor (the policy at this stage's first step) cannot be "
+                          f"rebuilt at step {start}; restore it, or resume with --beta 0")
+    if start > 1:
+        weights = torch.load(path, map_location=cfg.device, weights_only=True)
+    else:
+        weights = saved_weights(model)  # (full weights: copied into the anchor below, no third copy)
+        if is_main():
+            torch.save(weights, path)
+    if cfg.lora_rank:
+        return {k: v.detach().clone() for k, v in weights.items()}
+    anchor = load_policy(cfg)[0].requires_grad_(False)
+    load_weights(anchor, weights, path)
+    return anchor
 
 @contextmanager
 def scored_by(model, anchor):
@@ -293,12 +296,12 @@ PURE_SAMPLING = dict(top_k=0, min_p=0.0, typical_p=1.0, repetition_penalty=1.0, 
 @torch.no_grad()
 def generate(cfg, model, tok, prompts, seed, on_end=None):
     """G samples of each prompt in one batch (KV-cached, prompts left-padded), after torch.manual_seed(seed); per
-    prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts. --gen-cache: graphs (auto's
-    choice on CUDA, the fastest: bench/RESULTS.md) is decode's CUDA-graphed loop, static transformers' generate with
-    a compiled decoding step; both sample the dynamic cache's tokens on the CPU. On CUDA compiled kernels round bf16
-    their own way, and the loss scores the samples with the eager forward (the old log-probs too), as RL on a
-    separate inference engine does. on_end(i, j, text): sample j of prompt i as soon as its row ends, while the
-    others decode (decode only; its text is the rollout's)."""
+    prompt a rollout: its prompt ids (P,), completion ids (G, T), mask (G, T), texts, cut (G,): no eos before the
+    cap. --gen-cache: graphs (auto's choice on CUDA, the fastest: bench/RESULTS.md) is decode's CUDA-graphed loop,
+    static transformers' generate with a compiled decoding step; both sample the dynamic cache's tokens on the CPU.
+    On CUDA compiled kernels round bf16 their own way, and the loss scores the samples with the eager forward (the
+    old log-probs too), as RL on a separate inference engine does. on_end(i, j, text): sample j of prompt i as soon
+    as its row ends, while the others decode (decode only; its text is the rollout's)."""
     from transformers import GenerationConfig
     graphs = cfg.gen_cache == "graphs" or (cfg.gen_cache == "auto" and cfg.device == "cuda")
     static = graphs or cfg.gen_cache == "static"
@@ -324,8 +327,9 @@ def generate(cfg, model, tok, prompts, seed, on_end=None):
     mask = (ended.cumsum(1) - ended) == 0                         # (n * G, T): tokens up to and including the first eos
     texts = [completion_text(tok, row, eos) for row in ids]
     real = enc["attention_mask"].bool().cpu()                     # (n, P): False on the left padding
+    cut = ~ended.bool().any(1)                                   # (n * G,): no eos, cut at max_new_tokens
     return [dict(prompt=enc["input_ids"][i].cpu()[real[i]], ids=ids[i * G:(i + 1) * G], mask=mask[i * G:(i + 1) * G],
-                 texts=texts[i * G:(i + 1) * G]) for i in range(len(prompts))]
+                 texts=texts[i * G:(i + 1) * G], cut=cut[i * G:(i + 1) * G]) for i in range(len(prompts))]
 
 
 def completion_text(tok, ids, eos):
@@ -420,8 +424,21 @@ def token_logps(cfg, model, samples, temperature=None):
     with autocast(cfg):
         logits = model(input_ids=ids.to(dev), attention_mask=attn.to(dev), position_ids=pos.to(dev),
                        logits_to_keep=T + 1, use_cache=False).logits[:, :-1]  # (m, T, V): P-1+t predicts token t
-    logp = torch.log_softmax(logits.float().div_(temperature or cfg.temperature), dim=-1)  # (one fp32 copy: m*T*V)
-    return logp.gather(-1, ids[:, P:].to(dev).unsqueeze(-1)).squeeze(-1), mask.to(dev)  # (m, T), (m, T)
+    return chosen_logps(logits, ids[:, P:].to(dev), temperature or cfg.temperature), mask.to(dev)  # (m, T), (m, T)
+
+
+def chosen_logps(logits, ids, temperature):
+    """log softmax(logits / temperature) at the chosen ids, (m, T) of logits (m, T, V): each chosen logit less its
+    row's logsumexp, one sample at a time, so no (m, T, V) fp32 tensor of every token's log-prob is ever made (a
+    selective log-softmax: the loss needs the chosen tokens' alone).
+
+    Example: logits [[2, 0]] / 1 at ids [0] -> 2 - log(e^2 + e^0) = -0.127 = log softmax([2, 0])[0].
+    """
+    out = []
+    for row, chosen in zip(logits, ids):  # (T, V), (T,)
+        row = row.float() / temperature
+        out.append(row.gather(-1, chosen[:, None]).squeeze(-1) - torch.logsumexp(row, dim=-1))
+    return torch.stack(out)  # (m, T)
 
 # ---------------------------------------------------------------------------- data parallel (torchrun)
 

@@ -1,4 +1,4 @@
-"""fences.py: the walls around the candidate, which evaluator.py calls by name.
+"""fences.py: the walls around the candidate, which evaluator.py calls by name (runs.py only asks uses_extension).
 
 Covered (each with the corpus files, under tests/corpus/, that exercise it):
     verdicts   Verdict, which a wall or a check raises to end an evaluation; compiler output trimmed (short).
@@ -6,7 +6,8 @@ Covered (each with the corpus files, under tests/corpus/, that exercise it):
                the shape expected (fits); build specs and their flags (check_spec, FLAG_RULES). hacks/wire_*,
                hacks/flags_*.
     memory     what one evaluation of a task needs on its device, and the plan that makes it fit (or one line that
-               says it cannot): memory_plan, the only call rl.py makes here. honest/cuda_large_relu_huge.
+               says it cannot): memory_plan, which rl.py asks of every task (evaluator.task_memory).
+               honest/cuda_large_relu_huge.
     shared     the buffers a worker shares with the judge, alone in their allocator segments (a CUDA IPC handle maps
                a whole segment) or in an unnamed memfd (CPU). hacks/cuda_ipc_oracle_overwrite, hacks/fd_broker_mitm.
     clean      the reference's level with no candidate process left on the device, which caps what its paired

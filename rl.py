@@ -1,78 +1,27 @@
-"""rl.py: CUDA-L1's three stages: collect and fine-tune on working variants, self-supervise, then contrastive RL.
+"""rl.py: CUDA-L1 (Li et al., arXiv 2507.14111): the Config, the contrastive RL loop, and the stages before it.
 
---stage collect  per task, sample plain-prompt attempts until collect_successes are correct (or collect_attempts
-                 are spent); every attempt with its evaluation to OUT/collected.jsonl (stage 1's data)
---stage sft      supervised fine-tuning on the working candidates of --data (loss on completion tokens only)
---stage ssl      ssl_rounds of: G samples per task -> evaluate -> fine-tune on the correct ones only (reward 1 or 0)
-                 -> those, timed again in full, into the exemplar database (score = measured speedup) that stage 3 reads
---stage rl       contrastive RL; --init-from DIR starts any stage from an earlier one's weights and database
+--stage collect  sample plain-prompt attempts per task: every attempt and its verdict to OUT/collected.jsonl
+--stage sft      fine-tune on the working candidates of --data (the loss on completion tokens only)
+--stage ssl      rounds of: sample -> evaluate -> fine-tune on the correct ones (reward 1 or 0) -> the exemplar database
+--stage rl       contrastive RL (rl() below); --init-from DIR starts a stage from an earlier one's weights and database
 --stage all      sft on the shipped stage-1 data -> ssl -> sftc (sft on plain and contrastive prompts) -> rl, each in
-                 OUT/<its name>, each from the one before, with bench/real/README.md's recipe (chain.py)
+                 OUT/<its name>, each from the one before, by chain.py's recipe
 --stage auto     (default) all for a real model on a GPU (no --init-from), else rl (without a GPU: the demo policy)
 
-What the RL stage does, each step
-    pick tasks -> contrastive prompts (reference + 2 scored variants from the run's exemplar database, below a
-    working variant's score: draw_variants) -> G sampled completions per prompt -> ONE evaluator call for all of
-    them (speedups above 3x evaluated again, the lower kept; near-1 ones rounded to 1) -> log-speedup rewards ->
-    group advantages (and the step's group-variance diagnostic: how many groups carry a signal) -> GRPO update of
-    the groups with a signal (mu passes of `minibatches` AdamW steps, each over grad_accum micro-batches) ->
-    correct codes into the database (a code seen before: its measurements combined) -> one log line -> checkpoint.
-    The run folder (--out) gets config.json,
-    log.jsonl, samples.jsonl (every sample: its reply and verdict), exemplars.jsonl, ckpt.pt, best/<task>.py (the
-    task's best kernel by combined score, if faster than the reference) and progress.png (when matplotlib is
-    installed; after every step). Ctrl-C checkpoints the last finished step; a resume after a crash redoes the steps
-    past the checkpoint and keeps what they wrote in redone/.
+One RL step: pick tasks -> contrastive prompts (the reference + 2 scored variants from the run's exemplar database)
+-> G samples per prompt -> one evaluator call for them all (runs.measure: the paper's timer rules) -> log-speedup
+rewards -> group advantages -> GRPO update of the groups with a signal -> correct codes into the database -> one log
+line -> checkpoint. The run folder (--out; runs.py writes it): config.json, log.jsonl, samples.jsonl, exemplars.jsonl,
+best/<task>.py, progress.png, ckpt.pt.
 
-How to run (python rl.py --help: every flag, its default and meaning; the README: the quick start)
     OMP_NUM_THREADS=1 python rl.py --model tiny --task cpu/relu --steps 2 --max-new-tokens 32  # a CPU smoke run
-    python rl.py --task all                      # GPU: Qwen2.5-Coder-1.5B-Instruct through sft, ssl, sftc, rl
-    python rl.py --resume --out runs/DIR         # continue a run from its last checkpoint (flags given now win)
-    torchrun --nproc-per-node N rl.py --task all  # data-parallel RL, one process per GPU (engine.py: data parallel)
-    Any rollout replays: the group of (step, task) is sampled after torch.manual_seed(seed_for(seed, step, task))
-    with --gen-batch 1; by default the step's tasks are sampled in one batch, seeded from their names joined by '+'.
+    python rl.py --task all                       # a GPU: Qwen2.5-Coder-1.5B-Instruct through sft, ssl, sftc, rl
+    python rl.py --resume --out runs/DIR          # continue from the last checkpoint (flags given now win)
+    torchrun --nproc-per-node N rl.py --task all  # data-parallel RL, one process per GPU (engine.py)
+    python rl.py --help                           # every flag, its default and meaning
 
-Where it departs from the paper (CUDA-L1, arXiv 2507.14111); most are flags whose default is the paper's setting
-    1. A far smaller default model (Qwen2.5-Coder-1.5B-Instruct) than the paper's. Stage 1 data come from sampling
-       the policy itself (any JSONL of working codes will do); a record with code but no reply is trained as a reply
-       with two one-line stock sections. Stage 2 checks correctness with 1-2 timed rounds, then times its successes
-       again with the normal budget: only those timings become scores.
-    2. Group size, tasks per step, beta, eps, lr, mu, minibatches, grad_accum are not published: the defaults below
-       are ours. With one AdamW step per batch (mu = minibatches = 1, the default) every ratio is 1 and the eps clip
-       cannot act, so --eps-low/--eps-high are refused there; --minibatches M makes it PPO's mini-batches (every
-       pass after the first in a fresh order, drawn from (seed, step)).
-    3. Each task's reference seeds its database at score 1.0, so even step 1 prompts are contrastive (a task that
-       holds only its reference shows it; otherwise variants below a working one's score: draw_variants).
-    4. Rewards are log speedups (at least log 0.25; failures --fail-reward -2); a group's advantages are its rewards
-       less their mean, not over their std (Dr. GRPO): among failures a lone 5x gets +2.71, a lone 0.5x +0.98; +-3%
-       noise at 3x moves one by 0.03, 1.5x beside 1.0x by 0.20. The loss averages over tokens (DAPO); a fresh AdamW
-       warms up over --warmup-steps 5. The paper's shape: --no-log-speedup --fail-reward 0 --std-normalize
-       --reward-normalize (--reward-clip 1.5 std over the step gave a 0.89x and a 1.19x the same advantage on a
-       small model) --loss-variant grpo (per sequence: long failing replies cost less per token).
-    5. Sampling uses temperature/top_p only (the model's own top_k / repetition penalty are switched off) and the
-       loss scores tokens under the same temperature, so ratios compare the distribution that was sampled.
-    6. Weights stay fp32 with bf16 autocast on CUDA: AdamW steps of lr 1e-6 vanish when added to bf16 weights.
-       With --lora-rank R (ours; the paper fine-tunes every weight) the base is frozen in bf16 and only the adapters
-       (fp32) train. The KL anchor (beta > 0) is the policy the stage started from: with LoRA its adapters at the
-       start, frozen (OUT/anchor.pt), not the base with adapters off (the pre-sft model).
-    7. --device cpu runs the whole loop without a GPU: CPU tasks, C++/PyTorch candidates timed by wall clock.
-    8. Flat groups (equal rewards) are left out of the update (beta = 0) and counted in the log line; --no-update
-       skips every update (rollouts, rewards and the log only: a start's groups checked before steps are spent).
-    9. Fine-tuning (sft, ssl) is the mean negative log-likelihood over completion tokens (prompt masked), at
-       temperature 1; the records' order is reshuffled per epoch from (seed, epoch). --sft-contrastive (ours, off)
-       also trains each record under a contrastive prompt, its variants drawn by stage 3's rule (draw_variants) below
-       the record's speedup, its analysis comparing them. Every working record of --data goes into the exemplar
-       database, also those --sft-min-speedup leaves out of training. --init-from continues the AdamW moments when
-       its stage trained the same objective (sft, ssl: likelihood; rl: policy gradient), else AdamW starts fresh
-       (--optimizer-state keep|fresh decides instead).
-   10. Identical codes of one step are evaluated once and share that result (a small policy repeats itself).
-   11. Speedups are handled as the paper's timer does, before rewards and scores (measure): within --round-to-one
-       (0.02: the evaluator's bar for identical code) of 1 they count as 1; above --recheck-above (3.0) the
-       candidate is evaluated again and the lower speedup kept. A code the database holds that is measured again is
-       combined (score = median of its measurements), and best/ is the best combined score.
-   12. A reference copy (same_as_reference) earns --copy-reward, by default --fail-reward (the paper gives no rule;
-       at 1.0x it was the best an untrained policy could do); copies stay out of the database, best/, pass_rate and
-       the mean speedups (log.jsonl counts them as copies). top_p < 1 is refused in the rl stage (the loss scores
-       untruncated distributions) and --log-speedup needs a negative --fail-reward.
+Where it departs from the paper: README.md's table "Departures from the paper" lists each, with the flag that gives
+the paper's setting back.
 """
 import json
 import math
@@ -83,7 +32,6 @@ import time
 import zlib
 from collections import Counter
 from contextlib import nullcontext
-from copy import copy
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -103,10 +51,9 @@ from runs import ConfigError
 
 # ---------------------------------------------------------------------------- config
 
-
 @dataclass
 class Config:
-    stage: str = "auto"               # collect|sft|ssl|rl one stage; all: sft, ssl, sftc, rl; auto: all for a real model
+    stage: str = "auto"               # collect|sft|ssl|rl: one stage; all: sft, ssl, sftc, rl; auto: all if real model
     init_from: str = ""               # an earlier stage's folder: its weights, AdamW moments, exemplars start this run
     task: str = "all"                 # tasks: 'all', a stem, a glob ('level1/*'), a path, or a comma list of these
     tasks_dir: str = str(evaluator.TASKS_DIR)  # folder of KernelBench-format task files (a KernelBench level works)
@@ -119,7 +66,7 @@ class Config:
     tasks_per_step: int = 4           # B: prompts per step (capped at the number of tasks)
     group_size: int = 8               # G: samples per prompt, the GRPO group
     gen_batch: int = 8                # tasks per generate call, their groups in one batch (1: each task alone)
-    gen_cache: str = "auto"           # auto|dynamic|static|graphs: KV cache (auto: graphs on CUDA); graphs: rl.decode
+    gen_cache: str = "auto"           # auto|dynamic|static|graphs: KV cache (auto: graphs on CUDA: engine.decode)
     temperature: float = 1.0          # sampling temperature (the loss scores tokens at the same temperature)
     top_p: float = 1.0                # nucleus sampling mass (1 = off; rl needs 1: its loss scores no truncation)
     max_new_tokens: int = 2048        # completion length cap (also the Dr. GRPO normaliser)
@@ -139,6 +86,7 @@ class Config:
     std_normalize: bool = False       # divide group advantages by the group std (off = Dr. GRPO; on = the paper's)
     adv_std_floor: float = 0.05       # group advantages divide by at least this std (rewards' units; 0 = off)
     loss_variant: str = "dapo"        # dapo|grpo|drgrpo: per-token losses averaged over tokens (grpo: per sequence)
+    mask_truncated: bool = False      # leave replies cut at max_new_tokens (no eos) out of the update (DAPO's filter)
     lora_rank: int = 0                # LoRA adapters of this rank on the attention and MLP projections (0 = train all)
     lora_alpha: float = 32.0          # LoRA scale alpha / rank
     lora_targets: str = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"  # the projections LoRA adapts
@@ -177,17 +125,8 @@ class Config:
 
 
 def parse_flags(argv=None):
-    """(Config, given) from the command line; given names the flags it set, which nothing decide_config decides
-    overrides. --resume reads OUT/config.json under the flags given. Unknown flags and bad values exit with one line."""
-    p = runs.flag_parser(Config, chain.recipe_help())
-    given = vars(p.parse_args(argv))
-    try:
-        if given.get("resume") and not given.get("out"):
-            raise ConfigError("--resume needs --out DIR, the run folder to continue")
-        saved = runs.saved_config(Path(given["out"]) / "config.json", Config) if given.get("resume") else {}
-        return runs.check_config(Config(**{**saved, **given})), frozenset(given)
-    except ConfigError as e:
-        p.exit(2, f"{p.prog}: error: {e}\n")  # one line: the usage of 47 flags would bury it
+    """(Config, the flags given) of a command line (runs.parse_flags: a resume reads OUT/config.json under them)."""
+    return runs.parse_flags(Config, argv, chain.recipe_help(), PRESETS["demo"])
 
 
 def parse_config(argv=None):
@@ -195,20 +134,32 @@ def parse_config(argv=None):
     return parse_flags(argv)[0]
 
 
-def decide_config(cfg, given=None):
+# Named presets: a run takes a preset's value for each field that neither a flag given nor a resumed config.json sets
+# (decide_config). "chain": --stage all's, bench/real/README.md's recipe for every stage (each stage's own on top:
+# chain.RECIPE); "demo": where no real model runs, the shipped demo policy (bench/demo) with the settings it was
+# trained and measured with (plain prompts: it was trained on plain prompts only).
+PRESETS = {"chain": chain.RECIPE["all"],
+           "demo": dict(contrastive=False, temperature=0.7, lr=5e-05, mu=2, max_new_tokens=700, eval_time_budget=0.1,
+                        gen_batch=1)}
+
+
+def decide_config(cfg, given=None, demo_because=""):
     """The config that runs, decided here alone: config.json and the printed config lines are what it returns.
-    given: the fields set on purpose (the command line's flags, else changed_fields), which nothing here overrides.
-    A field's value is the first of: the flags given; a resumed run's config.json (parse_flags); chain.RECIPE, for
-    --stage all (here its "all", each stage's own in chain.stage_config); the demo policy's flags.json where no real
-    model runs (runs.fallback_to_demo); Config's default. Then what the machine and earlier stages decide, in order:
+    Each field is the first of: the flags given (given: the fields set on purpose, the command line's or
+    changed_fields); a resumed run's config.json; the preset (PRESETS: chain for --stage all, demo where no real
+    model runs, said in one line); Config's default. Then what the machine and an earlier stage decide, in order:
 
         stage     auto: all (the chain) for a real model on a GPU without --init-from, else rl
         device    auto: cuda when there is a GPU
         model     "": the model an --init-from stage trained, else the hub's, an offline copy or the demo policy
+                  (demo_because: the reason no real model runs, when run() found that the chosen one did not load)
         LoRA      an --init-from stage's adapters keep their rank, alpha and targets
         AdamW     optimizer_state auto: --init-from's moments kept for the same objective, else fresh
+        torchrun  the run folder of rank 0 (engine.init_distributed)
     """
     given = runs.changed_fields(cfg) if given is None else set(given)
+    saved = Path(cfg.out) / "config.json" if cfg.out else None
+    kept = given | (set(runs.saved_config(saved, Config)) if cfg.resume and saved and saved.is_file() else set())
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
@@ -216,41 +167,50 @@ def decide_config(cfg, given=None):
     if cfg.stage == "auto":
         alone = device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ
         cfg = replace(cfg, stage="rl" if alone else "all")
+    policy = (lambda c: runs.fallback_to_demo(c, demo_because, kept, PRESETS["demo"])) if demo_because else (
+        lambda c: runs.choose_policy(c, kept, PRESETS["demo"]))  # (the demo preset comes with the demo policy)
     if cfg.stage == "all" and not cfg.model:
-        cfg = runs.choose_policy(cfg, given)
+        cfg = policy(cfg)
         if cfg.init_from == str(runs.DEMO_POLICY):  # no real model here: the demo alone, as its line said
             cfg = replace(cfg, stage="rl")
-    if cfg.stage == "all":  # the chain's own config: RECIPE["all"] and split.json's training tasks, unless given
-        if not (cfg.resume and (Path(cfg.out) / "config.json").is_file()):  # (a resumed one as it was saved)
-            cfg = replace(cfg, **{k: v for k, v in chain.RECIPE["all"].items() if k not in given})
-            if cfg.task == "all" and Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve():
-                cfg = replace(cfg, task=",".join(json.loads(chain.SPLIT.read_text())["train"]))
+    if cfg.stage == "all":  # the chain preset, and split.json's training tasks for --task all (not a resumed task)
+        cfg = replace(cfg, **{k: v for k, v in PRESETS["chain"].items() if k not in kept})
+        default_tasks = Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve()
+        if cfg.task == "all" and "task" not in kept - given and default_tasks:
+            cfg = replace(cfg, task=",".join(json.loads(chain.SPLIT.read_text())["train"]))
         return runs.check_config(cfg)
-    cfg = replace(cfg, out=str(Path(cfg.out).absolute()))  # absolute: its resume hint works anywhere
-    reads_init_from = engine.needs_init_from(cfg)
-    if reads_init_from and not (Path(cfg.init_from) / "ckpt.pt").is_file():
-        raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
-                          "collected.jsonl to --stage sft as --data)")
-    earlier = json.loads((Path(cfg.init_from) / "config.json").read_text()) if reads_init_from else {}
-    cfg = runs.inherit_lora(cfg, earlier, given)
-    if "model" in earlier and not cfg.model:  # the model whose weights the earlier stage trained
-        cfg = replace(cfg, model=earlier["model"])
-    return runs.resolve_optimizer_state(cfg if cfg.model else runs.choose_policy(cfg, given))
+    if "RANK" in os.environ and cfg.stage != "rl":
+        raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
+    cfg = runs.from_earlier_stage(replace(cfg, out=str(Path(cfg.out).absolute())), given)  # (absolute: for resume)
+    cfg = runs.resolve_optimizer_state(cfg if cfg.model else policy(cfg))
+    return engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
+
+# ---------------------------------------------------------------------------- the RL loop
 
 
-# ---------------------------------------------------------------------------- tasks
+def rl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
+    """Stage 3, contrastive RL: steps start..steps, each the module docstring's step as one call per stage."""
+    anchor = engine.kl_anchor(cfg, model, start)
+    for step in range(start, cfg.steps + 1):
+        t0 = time.perf_counter()
+        batch = pick_tasks(cfg, tasks, step)
+        prompts = build_prompts(cfg, db, batch, step, tok)
+        phases = {}
+        rollouts = generate_all(cfg, model, tok, batch, prompts, step, phases if reward_fn is None else None)
+        t1 = time.perf_counter()
+        results, raw, rewards = evaluate_and_reward(cfg, batch, rollouts, reward_fn, phases)
+        t2 = time.perf_counter()
+        adv = advantages_of(cfg, rewards)  # (B * G,)
+        with runs.finishing_step():  # a Ctrl-C waits for this step's update, database, log and checkpoint
+            moves = cfg.update and (adv.any() or cfg.beta > 0)
+            stats = update(cfg, model, anchor, opt, rollouts, adv, step) if moves else NO_UPDATE
+            stats = dict(stats, **group_signal(cfg, adv, results))
+            t3 = time.perf_counter()
+            record_winners(cfg, db, best, batch, rollouts, results, step)
+            runs.log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3), phases)
+            runs.save_checkpoint(cfg, model, opt, step, cfg.steps)
 
-
-def load_tasks(cfg):
-    """[(name, reference source)] of the selected tasks (evaluator.TaskError when none match)."""
-    paths = evaluator.find_tasks(cfg.task, cfg.tasks_dir)
-    tasks = [(evaluator.task_name(p, cfg.tasks_dir), evaluator.load_task(p)) for p in paths]
-    for name, src in tasks:  # one that cannot fit the device at all is refused in one line, before any work
-        evaluator.task_memory(src, cfg.device, name)
-    return tasks
-
-
-# ---------------------------------------------------------------------------- loop: pick tasks, build prompts
+# ---------------------------------------------------------------------------- the step: pick tasks, build prompts
 
 
 def seed_for(cfg, step, task):
@@ -274,158 +234,82 @@ def build_prompts(cfg, db, batch, step, tok):
 
 
 def target_score(db, task, rng, n=2):
-    """The score a stage-3 prompt's variants stay below, drawn as sft's targets are (a working record's speedup):
-    uniformly among the task's scores with n entries below (fewer where it has fewer), the best left out while two
-    remain: two known answers (the target, the best) beat what it shows. Only a reference: inf.
-    Example: n 2, scores 0.7, 1.0 (the reference), 1.3, 1.9, 2.1 -> 1.3 or 1.9; 0.7, 1.0 -> 1.0; 1.0 -> inf."""
-    scores = sorted(e.score for e in db.entries(task))
-    fits = [x for x in sorted(set(scores)) if sum(y < x for y in scores) >= min(n, len(scores) - 1)]
-    above = fits[:-1] if len(fits) > 1 else fits or scores[-1:]
-    return float(rng.choice(above)) if len(set(scores)) > 1 else math.inf
+    """(the score a stage-3 prompt's variants stay below, how many it shows), drawn as sft's targets are (a working
+    record's speedup): uniformly among the task's scores that keep two known answers, entries the prompt does not
+    show that score at least as much as all it shows (whatever the draw); with n variants, else with n - 1 (a
+    group that writes either answer has a speed to learn from); else the old rule: a score with n entries below
+    (fewer where it has fewer), the best left out while two remain. Only a reference: inf.
 
+    Example: n 2, scores 0.7, 1.0 (the reference), 1.3, 1.9, 2.1 -> (1.3 or 1.9, 2); 0.7, 1.0, 1.3 -> (1.0, 1): two
+    shown would leave 1.3 alone; 1.0, 1.0, 1.5 -> (1.5, 1); 1.0, 1.0, 1.0, 1.5 -> (1.5, 2); 0.7, 1.0 -> (1.0, 2).
+    """
+    scores = sorted(e.score for e in db.entries(task))
+    if len(set(scores)) < 2:
+        return math.inf, n
+
+    def known(x, k):  # fewest known answers over the draws of k variants below x (the k fastest shown), or -1
+        pool = [y for y in scores if y < x]
+        return sum(y >= x for y in scores) + max(0, pool.count(pool[-1]) - k) if len(pool) >= k else -1
+    for k in range(n, max(n - 2, 0), -1):  # n, then n - 1
+        fits = [x for x in sorted(set(scores)) if known(x, k) >= 2]
+        if fits:
+            return float(rng.choice(fits)), k
+    fits = [x for x in sorted(set(scores)) if sum(y < x for y in scores) >= min(n, len(scores) - 1)]
+    return float(rng.choice(fits[:-1] if len(fits) > 1 else fits or scores[-1:])), n
 
 def draw_variants(cfg, db, task, seed, below=None, excluding=None):
-    """The n_exemplars entries (Exemplars) a contrastive prompt shows, by ONE rule for stage 3 and for sft's
-    contrastive prompts, so that sft trains the question stage 3 asks: the task's entries scored below `below`
-    (sft: its record's speedup; stage 3: target_score, drawn from `seed`), none longer than exemplar_max_chars, drawn
-    by exemplar_mode from `seed`; excluding: a code left out. Each code comes without its stage-1 intent label: the
-    measured score is what the prompt says of it (the 1.5B copied "faster (hoped):" into its designs).
-    Why below a working record: the prompt asks for a version faster than all it shows. Shown the best, a policy has
-    nothing it knows to write; shown slower ones, the faster variants it learnt in sft answer it, and a group that
-    writes several of them gives GRPO a choice of speeds.
+    """The n_exemplars entries a contrastive prompt shows, by ONE rule for stage 3 and for sft's contrastive prompts
+    (so that sft trains the question stage 3 asks): the task's entries scored below `below` (sft: its record's
+    speedup; stage 3: target_score, drawn from `seed`), none longer than exemplar_max_chars, drawn by exemplar_mode
+    from `seed`, each without its stage-1 intent label (the measured score is what the prompt says of it); excluding:
+    a code left out. Below a working variant, never the best: the policy has a faster answer it knows to write.
 
     Example: scores 1.0 (the reference), 0.7, 1.3, 2.1, below=1.3: drawn from 1.0, 0.7.
     """
-    top = target_score(db, task, np.random.default_rng([seed, 1]), cfg.n_exemplars) if below is None else below
+    top, n = (target_score(db, task, np.random.default_rng([seed, 1]), cfg.n_exemplars) if below is None
+              else (below, cfg.n_exemplars))
     pool = [e for e in db.entries(task, excluding=excluding) if e.score < top
             and (not cfg.exemplar_max_chars or len(unlabelled(e.code)) <= cfg.exemplar_max_chars)]
-    shown = sample_exemplars(pool, cfg.n_exemplars, bucket_width=cfg.bucket_width, tau=cfg.tau,
-                             mode=cfg.exemplar_mode, rng=np.random.default_rng(seed))
+    shown = sample_exemplars(pool, n, bucket_width=cfg.bucket_width, tau=cfg.tau, mode=cfg.exemplar_mode,
+                             rng=np.random.default_rng(seed))
     return [replace(e, code=unlabelled(e.code)) for e in shown]
 
-# ---------------------------------------------------------------------------- loop: generate G
+# ---------------------------------------------------------------------------- the step: generate G
 
 
 def generate_all(cfg, model, tok, batch, prompts, step, phases=None):
-    """A rollout per task of the batch, in batch order: generate() on gen_batch tasks at a time, each call seeded from
-    (seed, step, its task names joined by '+'). Under torchrun each rank generates its share of the tasks.
-    phases (a dict: the step's evaluation follows): with build_ahead, each reply's C++/CUDA build starts as soon as
-    its row ends (runs.BuildsAhead), while the other rows decode; their count and the wait for the last after
-    decoding go into phases. Evaluations (clocks) start after this returns: a clock never runs beside the decoder."""
+    """A rollout per task, in batch order: engine.generate on gen_batch tasks at a time, each call seeded from (seed,
+    step, its task names joined by '+'); under torchrun each rank generates its share. phases (a dict): with
+    build_ahead, each reply's build starts as its row ends (runs.BuildsAhead); no clock runs beside the decoder."""
     mine = engine.shard(list(zip(batch, prompts)))
-    calls = [mine[i:i + cfg.gen_batch] for i in range(0, len(mine), cfg.gen_batch)]
-    ahead = phases is not None and (cfg.build_ahead == "on" or cfg.build_ahead == "auto" and cfg.device == "cuda")
-    builds, out = runs.BuildsAhead(cfg) if ahead else None, []
-    try:
+    calls, out = [mine[i:i + cfg.gen_batch] for i in range(0, len(mine), cfg.gen_batch)], []
+    with runs.builds_ahead(cfg, phases) as builds:  # (None: no builds while decoding)
         for call in tqdm(calls, desc=f"step {step} generate", leave=False, disable=not engine.is_main()):
             seed = seed_for(cfg, step, "+".join(name for (name, _), _ in call))
             ended = builds and (lambda i, j, text, refs=[ref for (_, ref), _ in call]: builds.add(refs[i], text))
             out += engine.generate(cfg, model, tok, [p for _, p in call], seed, on_end=ended)
-    except BaseException:
-        if builds:
-            builds.wait(cancel=True)
-        raise
-    if builds:
-        phases.update(builds.wait())
     return engine.gather(out)
 
-# ---------------------------------------------------------------------------- loop: evaluate, reward, advantages
-
-
-def code_pairs(batch, rollouts):
-    """(reference, code) of every sample, in (B*G) order ("" for a reply without code)."""
-    return [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
-
-
-def evaluate_all(cfg, batch, rollouts, timing=None, phases=None):
-    """Every rollout's code (extracted into r["codes"]) against its task's reference, in ONE evaluator call; results
-    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. correctness_only)."""
-    for r in rollouts:
-        r["codes"] = [extract_code(t).code for t in r["texts"]]
-    return evaluate_pairs(cfg, code_pairs(batch, rollouts), timing, phases)
-
-
-def evaluate_pairs(cfg, pairs, timing=None, phases=None, on_result=None):
-    """Results of (reference, code) pairs in ONE evaluator call, in their order; a repeated pair is evaluated once
-    and its samples get copies of that result. Under torchrun each rank evaluates its share of the candidates (on
-    its own GPU) and gets back every result. phases: a dict evaluate_many adds its build and evaluation times and
-    counts to; on_result(pair, result) as each distinct pair's evaluation ends (on the rank that evaluated it)."""
-    unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
-    mine = engine.shard(unique)
-    device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
-    each = (lambda i, res: on_result(mine[i], res)) if on_result else None
-    results = engine.gather(evaluator.evaluate_many(mine, device=device, jobs=cfg.eval_jobs or None, on_result=each,
-                                             progress=engine.is_main(), call_timeout_s=cfg.eval_timeout,
-                                             build_timeout_s=cfg.eval_build_timeout, tol=cfg.eval_tol, phases=phases,
-                                             time_copies=False,  # a copy earns copy_reward, whatever its speed
-                                             **(timing or dict(time_budget_s=cfg.eval_time_budget,
-                                                               precision=cfg.eval_precision))))
-    found = dict(zip(unique, results))
-    return [copy(found[p]) for p in pairs]
-
-
-def rounded(cfg, speedup):
-    """A measured speedup within round_to_one of 1.0 as exactly 1.0 (the paper's conservative rounding)."""
-    return 1.0 if speedup is not None and abs(speedup - 1.0) <= cfg.round_to_one else speedup
-
-
-def measure(cfg, batch, rollouts, timing=None, phases=None):
-    """evaluate_all, then the paper's conservative handling of the speedups, before any becomes a reward or a score:
-    with timing (stage 2 times each candidate for 1-2 rounds) the successes are evaluated again with the normal time
-    budget, and that result is theirs; a success above recheck_above (0 = off) is evaluated again and the lower of
-    the two kept (a failure the second time is the result); then every speedup goes through rounded().
-
-    Example (defaults: recheck_above 3, round_to_one 0.02): 9.0 then 2.5 -> 2.5; 4.0 then 4.4 -> 4.0; 5.0 then
-    wrong_output -> wrong_output; 1.015 -> 1.0; 0.97 -> 0.97 (not re-evaluated: 3 or less).
-    """
-    results = evaluate_all(cfg, batch, rollouts, timing, phases)
-    return settle(cfg, code_pairs(batch, rollouts), results, timing, phases)
-
-
-def settle(cfg, pairs, results, timing=None, phases=None):
-    """measure()'s handling of the first results of (reference, code) pairs: re-evaluations, then rounding."""
-    if timing is not None:
-        for i, res in evaluate_again(cfg, pairs, results, lambda r: True, phases).items():
-            results[i] = res
-    if cfg.recheck_above:
-        for i, res in evaluate_again(cfg, pairs, results, lambda r: r.speedup > cfg.recheck_above, phases).items():
-            if not is_success(res) or res.speedup is None or res.speedup < results[i].speedup:
-                results[i] = res
-    for res in results:
-        res.speedup = rounded(cfg, res.speedup) if res.status == "ok" else res.speedup
-    return results
-
-
-def evaluate_again(cfg, pairs, results, which, phases=None):
-    """{index: a new result} for the timed successes that which(result) picks, evaluated again with the normal time
-    budget (each distinct code once)."""
-    picked = [i for i, r in enumerate(results) if is_success(r) and r.speedup is not None and which(r)]
-    return dict(zip(picked, evaluate_pairs(cfg, [pairs[i] for i in picked], None, phases))) if picked else {}
+# ---------------------------------------------------------------------------- the step: evaluate, reward, advantages
 
 
 def evaluate_and_reward(cfg, batch, rollouts, reward_fn=None, phases=None):
-    """(results, raw rewards (N,), training rewards (N,)): results of measure(); raw = speedup, fail_reward or
-    copy_reward; training = normalised and clipped, or raw with --no-reward-normalize.
-
-    With a reward_fn (tests) there is no evaluation: its rewards are used as they are, and results is [].
-    """
+    """(results, raw rewards (N,), training rewards (N,)): runs.measure's results, then rewards_of. With a reward_fn
+    (toy-reward tests) nothing is evaluated: its rewards are used as they are, and results is []."""
     if reward_fn is not None:
         raw = np.array([x for (name, _), r in zip(batch, rollouts) for x in reward_fn(name, r["texts"])], dtype=float)
         return [], raw, raw
-    results = measure(cfg, batch, rollouts, phases=phases)
+    results = runs.measure(cfg, batch, rollouts, phases=phases)
     return (results, *rewards_of(cfg, results))
 
 
 def rewards_of(cfg, results):
-    """(raw rewards (N,), training rewards (N,)) of results: raw = speedup, fail_reward or copy_reward; training =
-    raw (the default: with group advantages they keep the speed order), or the paper's shape with
-    --reward-normalize: normalised over the step, then clipped to +-reward_clip of its std.
-    Why not normalised by default: over a step and clipped at 1.5 std, the clip bound at 0.75x-1.27x on the 1.5B's
-    steps, and a correct 0.89x got the advantage of its group's 1.19x samples: what was trained was the pass rate.
+    """(raw rewards (N,), training rewards (N,)): raw = log speedup, fail_reward or copy_reward; training = raw (with
+    group advantages they keep the speed order), or with --reward-normalize the paper's shape (over the step,
+    clipped to +-reward_clip of its std: it gave a 0.89x and a 1.19x the same advantage, bench/RESULTS.md).
 
-    Example (groups of 4, the defaults: log speedups, fail -2, no std): [fail, 0.89, 1.19, 1.5] -> rewards [-2,
-    -0.117, 0.174, 0.405] -> advantages [-1.62, 0.27, 0.56, 0.79]; under the paper's shape, beside two groups of
-    failures, 1.19 and 1.5 both get 0.72.
+    Example (groups of 4, the defaults): [fail, 0.89, 1.19, 1.5] -> rewards [-2, -0.117, 0.174, 0.405] ->
+    advantages [-1.62, 0.27, 0.56, 0.79]; the paper's shape, beside two groups of failures: 1.19 and 1.5 both 0.72.
     """
     copy_reward = cfg.fail_reward if cfg.copy_reward == "fail" else float(cfg.copy_reward)
     kw = dict(fail_reward=cfg.fail_reward, copy_reward=copy_reward, log_speedup=cfg.log_speedup)
@@ -451,12 +335,74 @@ def group_signal(cfg, adv, results):
         speed = sum(len(s) > 1 and max(s) > min(s) * (1 + cfg.round_to_one) for s in fast)
     return dict(groups=len(groups), groups_signal=signal, groups_speed=speed, groups_flat=len(groups) - signal)
 
-# ---------------------------------------------------------------------------- loop: loss and update
+# ---------------------------------------------------------------------------- the step: the policy update
+
+
+def update(cfg, model, anchor, opt, rollouts, adv, step=0):
+    """GRPO's update, as TRL's _compute_loss reads: the samples of groups with a signal, scheduled into mu passes of
+    `minibatches` AdamW steps of grad_accum micro-batches; per micro-batch the chosen tokens' log-probs, the clipped
+    ratio to the old log-probs and the KL to the anchor (cudal1.grpo_loss), weighted by its share of its mini-batch's
+    one normaliser (tokens: dapo; samples: grpo, drgrpo), so that each AdamW step takes its whole mini-batch's loss.
+    With one AdamW step per batch every ratio is 1 and the eps clip cannot act. Under torchrun each rank takes its
+    share of each mini-batch, and optimizer_step sums the gradients: those of one process."""
+    samples, kept = flat_samples(rollouts), with_signal(cfg, rollouts, adv)
+    if not len(kept):  # every sample with a signal was cut at the cap (mask_truncated)
+        return dict(NO_UPDATE, trained=0)
+    adv, steps = adv.to(cfg.device), schedule(cfg, samples, kept, step)  # steps: [[Micro]], one list per AdamW step
+    score_before_update(cfg, model, anchor, samples, steps)
+    stats, grad_norm = Counter(), 0.0
+    bar = tqdm(total=sum(map(len, steps)), desc="update", leave=False, disable=not engine.is_main())
+    for micros in steps:
+        opt.zero_grad(set_to_none=True)
+        for mb in micros:
+            bar.update()
+            loss, st = micro_batch_loss(cfg, model, samples, adv, mb)
+            stats.update({"loss": loss.item() * mb.weight, **{k: v * mb.weight / len(steps) for k, v in st.items()}})
+        grad_norm += optimizer_step(cfg, model, opt) / len(steps)  # of the summed gradient: the same on every rank
+    bar.close()
+    stats = {k: sum(part.get(k, 0.0) for part in engine.gather([stats])) for k in ("loss", "clip_frac", "kl", "ratio")}
+    return dict(stats, loss=stats["loss"] / len(steps), grad_norm=grad_norm, updated=True, trained=len(kept))
+
+
+NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None, updated=False)
 
 
 def flat_samples(rollouts):
     """(prompt ids, completion ids, mask) of every sample, in (B*G) order: what token_logps scores."""
     return [(r["prompt"], c, k) for r in rollouts for c, k in zip(r["ids"], r["mask"])]  # N = B * G
+
+
+def with_signal(cfg, rollouts, adv):
+    """Indices of the samples the update trains: those of groups with a non-zero advantage (a flat group's exact zeros
+    would only dilute the mean), every sample with beta > 0 (the KL term acts on all); with mask_truncated, none cut
+    at max_new_tokens (under a token mean the longest replies weigh most, and a cut one is a failure of length)."""
+    groups = adv.split([len(r["ids"]) for r in rollouts])  # each rollout's group
+    kept = np.concatenate([np.full(len(g), bool(g.ne(0).any()) or cfg.beta > 0) for g in groups])  # (N,)
+    if cfg.mask_truncated:
+        kept &= ~np.concatenate([np.asarray(r.get("cut", np.zeros(len(r["ids"]), bool))) for r in rollouts])
+    return np.flatnonzero(kept)
+
+
+@dataclass
+class Micro:
+    """One micro-batch of an AdamW step: its samples, its share of its mini-batch's loss, its log-probs before."""
+    samples: list       # indices into flat_samples, this rank's
+    weight: float       # its tokens / the mini-batch's (dapo), else its samples / the mini-batch's
+    old: object = None  # log-probs (m, T) before the first AdamW step; None with one step (the current ones, detached)
+    ref: object = None  # the KL anchor's log-probs (m, T); None with beta = 0
+
+
+def schedule(cfg, samples, kept, step):
+    """The update's AdamW steps, each a list of this rank's Micro-batches: mu passes over the kept samples, each split
+    into `minibatches` parts, the first pass in (B*G) order, each later one in an order drawn from (seed, step) (PPO's
+    reshuffle: the same on every rank); a part's share of this rank (engine.shard) in grad_accum micro-batches."""
+    n, m = len(kept), min(cfg.minibatches, len(kept))
+    rng = np.random.default_rng(seed_for(cfg, step, "minibatches"))  # (one mini-batch: nothing to reshuffle)
+    orders = [kept] + [kept[rng.permutation(n)] if m > 1 else kept for _ in range(cfg.mu - 1)]
+    tokens = lambda ids: sum(int(samples[i][2].sum()) for i in ids)  # noqa: E731
+    return [[Micro(c, tokens(c) / tokens(part) if cfg.loss_variant == "dapo" else len(c) / len(part))
+             for c in micro_batches(cfg, engine.shard(part))]
+            for part in (p.tolist() for order in orders for p in np.array_split(order, m))]
 
 
 def micro_batches(cfg, indices):
@@ -466,10 +412,35 @@ def micro_batches(cfg, indices):
     return [c.tolist() for c in np.array_split(np.asarray(indices), min(cfg.grad_accum, len(indices)))]
 
 
+@torch.no_grad()
+def score_before_update(cfg, model, anchor, samples, steps):
+    """Each micro-batch's log-probs before the first AdamW step (with several steps: the ratio's denominator) and the
+    KL anchor's (beta > 0; engine.kl_anchor), in place."""
+    micros = [mb for micros in steps for mb in micros]
+    for mb in micros if len(steps) > 1 else ():
+        mb.old = engine.token_logps(cfg, model, [samples[i] for i in mb.samples])[0]
+    with engine.scored_by(model, anchor) if anchor is not None else nullcontext() as ref_model:
+        for mb in micros if ref_model else ():
+            mb.ref = engine.token_logps(cfg, ref_model, [samples[i] for i in mb.samples])[0]
+
+
+def micro_batch_loss(cfg, model, samples, adv, mb):
+    """A micro-batch's GRPO loss and stats (cudal1.grpo_loss), its gradient (at its weight) accumulated."""
+    with engine.layers_recomputed(cfg, model):
+        logp, mask = engine.token_logps(cfg, model, [samples[i] for i in mb.samples])  # (m, T), (m, T)
+        old = logp.detach() if mb.old is None else mb.old  # one AdamW step: the ratio is 1, its gradient logp's
+        loss, stats = grpo_loss(logp, old, adv[mb.samples], mask, ref_logp=mb.ref, variant=cfg.loss_variant,
+                                eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
+                                max_tokens=cfg.max_new_tokens)
+        (loss * mb.weight).backward()
+    return loss, stats
+
+
 def optimizer_step(cfg, model, opt):
-    """Clip the gradient norm (max_grad_norm; 0 = off), take the AdamW step at lr x min(1, k / warmup_steps), k this
-    AdamW's steps from 1 (moments kept from --init-from keep their count); returns the norm before clipping. Why: a
-    fresh AdamW's first steps move every weight by about lr (sign descent)."""
+    """Sum the gradients over torchrun's ranks, clip their norm (max_grad_norm; 0 = off), take the AdamW step at lr x
+    min(1, k / warmup_steps), k this AdamW's steps from 1 (moments kept from --init-from keep their count: a fresh
+    AdamW's first steps move every weight by about lr); returns the norm before clipping."""
+    engine.all_reduce_grads(model)
     norm = torch.nn.utils.clip_grad_norm_(engine.trainable(model), cfg.max_grad_norm or float("inf"))
     k = 1 + max((int(st["step"]) for st in opt.state.values() if "step" in st), default=0)
     for group in opt.param_groups:
@@ -477,59 +448,7 @@ def optimizer_step(cfg, model, opt):
     opt.step()
     return float(norm)
 
-
-def update(cfg, model, anchor, opt, rollouts, adv, step=0):
-    """GRPO with PPO's mini-batches: mu passes over the batch, each split into `minibatches` AdamW steps (each over
-    grad_accum micro-batches); the first pass takes the samples in (B*G) order, every later one in a fresh order
-    drawn from (seed, step) (PPO's reshuffle: the same on every rank). With beta = 0 only the samples of groups with
-    a signal take part (a flat group's exact zeros would only dilute the mean). Old
-    (and reference) log-probs of every micro-batch come first, no grad. From the second step
-    on the weights have moved, so the ratios leave 1 and the eps clip can bind; with one step per batch every ratio
-    is 1 (the old log-probs are the current ones, detached) and the clip does nothing.
-    Under torchrun each rank takes its share of each mini-batch; the shares of the loss are taken of the whole
-    mini-batch, so the gradients summed over the ranks (and the logged stats) are those of one process."""
-    groups = adv.split([len(r["ids"]) for r in rollouts])  # each rollout's group
-    kept = np.flatnonzero(np.concatenate([np.full(len(g), bool(g.ne(0).any()) or cfg.beta > 0) for g in groups]))
-    samples = flat_samples(rollouts)
-    n, m = len(kept), min(cfg.minibatches, len(kept))
-    rng = np.random.default_rng(seed_for(cfg, step, "minibatches"))  # (one mini-batch: nothing to reshuffle)
-    orders = [kept] + [kept[rng.permutation(n)] if m > 1 else kept for _ in range(cfg.mu - 1)]
-    parts = [p.tolist() for order in orders for p in np.array_split(order, m)]  # each AdamW step's samples
-    chunks = [micro_batches(cfg, engine.shard(part)) for part in parts]  # per step: this rank's micro-batches
-    tokens = [sum(int(samples[i][2].sum()) for i in part) for part in parts]
-    adv, n_steps = adv.to(cfg.device), len(parts)
-    with torch.no_grad():
-        old = [[engine.token_logps(cfg, model, [samples[i] for i in c])[0] if n_steps > 1 else None for c in cs]
-               for cs in chunks]
-        with engine.scored_by(model, anchor) if anchor is not None else nullcontext() as ref_model:  # (kl_anchor)
-            ref = [[engine.token_logps(cfg, ref_model, [samples[i] for i in c])[0] if ref_model else None for c in cs]
-                   for cs in chunks]
-    stats, grad_norm = Counter(), 0.0
-    bar = tqdm(total=sum(map(len, chunks)), desc="update", leave=False, disable=not engine.is_main())
-    for part, cs, olds, refs, total_tokens in zip(parts, chunks, old, ref, tokens):
-        opt.zero_grad(set_to_none=True)
-        for c, old_lp, ref_lp in zip(cs, olds, refs):
-            bar.update()
-            with engine.layers_recomputed(cfg, model):
-                logp, mask = engine.token_logps(cfg, model, [samples[i] for i in c])
-                old_lp = logp.detach() if old_lp is None else old_lp  # one step: the ratio is 1, its gradient logp's
-                loss, st = grpo_loss(logp, old_lp, adv[c], mask, ref_logp=ref_lp, variant=cfg.loss_variant,
-                                     eps_low=cfg.eps_low, eps_high=cfg.eps_high, beta=cfg.beta,
-                                     max_tokens=cfg.max_new_tokens)
-                # weight each micro-batch by its share, so the sum equals the loss of the whole mini-batch
-                share = int(mask.sum()) / total_tokens if cfg.loss_variant == "dapo" else len(c) / len(part)
-                (loss * share).backward()
-            stats.update({"loss": loss.item() * share, **{k: v * share / n_steps for k, v in st.items()}})
-        engine.all_reduce_grads(model)
-        grad_norm += optimizer_step(cfg, model, opt) / n_steps  # of the summed gradient: the same on every rank
-    bar.close()
-    stats = {k: sum(part.get(k, 0.0) for part in engine.gather([stats])) for k in ("loss", "clip_frac", "kl", "ratio")}
-    return dict(stats, loss=stats["loss"] / n_steps, grad_norm=grad_norm, updated=True, trained=int(n))
-
-
-NO_UPDATE = dict(loss=None, clip_frac=None, kl=None, ratio=None, grad_norm=None, updated=False)
-
-# ---------------------------------------------------------------------------- loop: winners into the database
+# ---------------------------------------------------------------------------- the step: winners into the database
 
 
 def record_winners(cfg, db, best, batch, rollouts, results, step):
@@ -548,14 +467,8 @@ def record_winners(cfg, db, best, batch, rollouts, results, step):
             best[name] = top
             runs.write_best(cfg, name, *top)
 
-
-# ---------------------------------------------------------------------------- stages: collect -> sft -> ssl -> rl
+# ---------------------------------------------------------------------------- the stages before: collect, sft, ssl
 # each stage is called as stage(cfg, tasks, model, tok, opt, db, best, start, reward_fn) by run()
-
-
-def correctness_only(cfg):
-    """ssl's evaluator options: checked in full, barely timed (its successes are then timed in full, measure)."""
-    return {**evaluator.BARELY_TIMED, "max_rounds": cfg.ssl_check_rounds}
 
 
 def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
@@ -571,42 +484,36 @@ def collect(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
             rnd += 1
             n = min(cfg.group_size, cfg.collect_attempts - tried, cfg.collect_successes - ok)
             rollout = engine.generate(replace(cfg, group_size=n), model, tok, [prompt], seed_for(cfg, rnd, task[0]))[0]
-            results = measure(cfg, [task], [rollout])
-            with open(path, "a") as f:
-                for text, code, res in zip(rollout["texts"], rollout["codes"], results):
-                    f.write(json.dumps(dict(task=task[0], ref_code=task[1], prompt=prompt, completion=text,
-                                            code=code, result=res.to_dict())) + "\n")
+            results = runs.measure(cfg, [task], [rollout])
+            runs.append_collected(path, task, prompt, rollout, results)
             record_winners(cfg, db, best, [task], [rollout], results, step)
             tried, ok = tried + n, ok + sum(map(is_success, results))
-        runs.append_log(cfg, dict(step=step, task=task[0], attempts=tried, successes=ok, step_s=time.perf_counter() - t0))
+        runs.append_log(cfg, dict(step=step, task=task[0], attempts=tried, successes=ok,
+                                  step_s=time.perf_counter() - t0))
         print(f"collect {task[0]} | {ok} correct of {tried} attempts", flush=True)
 
 
-def add_measured(cfg, db, records, meta=None):
-    """Put the records' measured working codes (task, code, a result with a speedup: collected.jsonl, stage-1 data)
-    into the exemplar database, scored by that speedup (rounded(); not re-timed: sft evaluates nothing); copies of
-    the reference (same_as_reference) stay out. Records of one code with the same result (collect's samples that
-    shared one evaluation) are one measurement."""
-    seen = set()
-    for r in records:
-        res = r.get("result") or {}
-        if (r.get("task") and r.get("code") and res.get("speedup") and res.get("status", "ok") == "ok"
-                and not res.get("same_as_reference") and (r["task"], r["code"], res["speedup"]) not in seen):
-            seen.add((r["task"], r["code"], res["speedup"]))
-            db.add(r["task"], r["code"], rounded(cfg, res["speedup"]), meta=meta)
-
-
-def sft_records(cfg):
-    """(every working record of --data, the ones sft trains on: measured at least --sft-min-speedup)."""
-    recs = runs.working_records(runs.read_jsonl(cfg.data))
-    keep = runs.working_records(recs, cfg.sft_min_speedup)
-    at_least = f", measured at least {cfg.sft_min_speedup:g}x" if cfg.sft_min_speedup else ""
-    if not keep:
-        raise ConfigError(f"--data {cfg.data}: missing, or no record holds ref_code and completion or code "
-                          f"without a failed result{at_least}")
-    print(f"sft: trains on {len(keep)} records of {cfg.data} that hold a working candidate{at_least}; all "
-          f"{len(recs)} working ones go into the exemplar database")
-    return recs, keep
+def sft(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
+    """Stage 1: AdamW steps start..steps on sft_batch records of --data each, epoch after reshuffled epoch; with
+    --sft-contrastive each step also trains the same records under contrastive prompts (contrastive_example)."""
+    every, records = runs.sft_records(cfg)
+    # every working variant, slow ones too, is an exemplar stage 3 (and --sft-contrastive) can show: the speed
+    # choices GRPO learns from, whatever sft trains on
+    runs.add_measured(cfg, db, every, meta=dict(data=cfg.data))
+    examples, eos = sft_examples(cfg, model, tok, records), engine.eos_ids(model, tok)[:1]
+    per_epoch = -(-len(examples) // cfg.sft_batch)
+    for step in range(start, cfg.steps + 1):
+        t0 = time.perf_counter()
+        batch = epoch_batches(cfg, len(examples), (step - 1) // per_epoch)[(step - 1) % per_epoch]
+        chosen = [examples[i] for i in batch]
+        if cfg.sft_contrastive:
+            chosen += [e for i in batch for e in contrastive_example(cfg, db, tok, eos, records[i], step, i)]
+        with runs.finishing_step():  # a Ctrl-C waits for this step's update, log and checkpoint
+            stats = sft_step(cfg, model, opt, chosen)
+            runs.append_log(cfg, dict(step=step, **stats, step_s=time.perf_counter() - t0))
+            print(f"step {step:4d} | loss {stats['loss']:.4f} | {stats['tokens']} tokens | "
+                  f"{time.perf_counter() - t0:.1f} s/step", flush=True)
+            runs.save_checkpoint(cfg, model, opt, step, cfg.steps)
 
 
 def sft_examples(cfg, model, tok, records):
@@ -630,9 +537,7 @@ def contrastive_example(cfg, db, tok, eos, record, step, i):
     """[record i's sft example under a contrastive prompt]: the variants draw_variants shows for a target of the
     record's measured speedup (below it, never its own code: a prompt showing its target teaches copying), drawn
     from (seed, step, i), so each step shows a new pair; the target is the record's code as a reply whose analysis
-    compares the shown variants (prompts.compare_variants); [] for a record whose task has no such variant.
-    Why: a model as small as --model tiny learns the prompts it saw; trained on plain prompts only it wrote no code
-    at all under stage 3's contrastive ones (bench/RESULTS.md)."""
+    compares the shown variants (prompts.compare_variants); [] for a record whose task has no such variant."""
     own = record.get("code") or extract_code(record.get("completion", "")).code
     if not own:
         return []
@@ -640,7 +545,7 @@ def contrastive_example(cfg, db, tok, eos, record, step, i):
     if not target:  # no measured speed: no target to show slower variants of
         return []
     shown = draw_variants(cfg, db, record.get("task", ""), seed_for(cfg, step, f"{record.get('task')}#{i}"),
-                          below=rounded(cfg, target), excluding=own)
+                          below=runs.rounded(cfg, target), excluding=own)
     if not shown:
         return []
     prompt = render(build_prompt(record["ref_code"], shown, device=cfg.device, contrastive=True), tok)
@@ -672,34 +577,10 @@ def sft_step(cfg, model, opt, examples):
     return dict(loss=loss, tokens=tokens, grad_norm=optimizer_step(cfg, model, opt))
 
 
-def sft(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
-    """Stage 1: AdamW steps start..steps on sft_batch records of --data each, epoch after reshuffled epoch; with
-    --sft-contrastive each step also trains the same records under contrastive prompts (contrastive_example)."""
-    every, records = sft_records(cfg)
-    # every working variant, slow ones too, is an exemplar stage 3 (and --sft-contrastive) can show: the speed
-    # choices GRPO learns from, whatever sft trains on
-    add_measured(cfg, db, every, meta=dict(data=cfg.data))
-    examples, eos = sft_examples(cfg, model, tok, records), engine.eos_ids(model, tok)[:1]
-    per_epoch = -(-len(examples) // cfg.sft_batch)
-    for step in range(start, cfg.steps + 1):
-        t0 = time.perf_counter()
-        batch = epoch_batches(cfg, len(examples), (step - 1) // per_epoch)[(step - 1) % per_epoch]
-        chosen = [examples[i] for i in batch]
-        if cfg.sft_contrastive:
-            chosen += [e for i in batch for e in contrastive_example(cfg, db, tok, eos, records[i], step, i)]
-        with runs.finishing_step():  # a Ctrl-C waits for this step's update, log and checkpoint
-            stats = sft_step(cfg, model, opt, chosen)
-            runs.append_log(cfg, dict(step=step, **stats, step_s=time.perf_counter() - t0))
-            print(f"step {step:4d} | loss {stats['loss']:.4f} | {stats['tokens']} tokens | "
-                  f"{time.perf_counter() - t0:.1f} s/step", flush=True)
-            runs.save_checkpoint(cfg, model, opt, step, cfg.steps)
-
-
 def ssl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     """Stage 2, rounds start..ssl_rounds: G plain-prompt samples per task (every task, or ssl_tasks of them drawn
-    from (seed, round): rounds short enough to checkpoint within a device call) -> evaluate (correctness; barely
-    timed; the successes timed again in full) -> one pass of sft_steps over the correct ones (reward 1; failures,
-    reward 0, are not trained on) -> database."""
+    from (seed, round)) -> evaluate (correctness, barely timed; the successes timed again in full) -> one pass of
+    sft_steps over the correct ones (reward 1; failures, reward 0, are not trained on) -> database."""
     plain = replace(cfg, contrastive=False)
     for rnd in range(start, cfg.ssl_rounds + 1):
         t0 = time.perf_counter()
@@ -707,7 +588,7 @@ def ssl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         phases = {}
         rollouts = generate_all(cfg, model, tok, batch, build_prompts(plain, db, batch, rnd, tok), rnd, phases)
         t1 = time.perf_counter()
-        results = measure(cfg, batch, rollouts, correctness_only(cfg), phases)  # successes timed again in full
+        results = runs.measure(cfg, batch, rollouts, runs.correctness_only(cfg), phases)
         t2 = time.perf_counter()
         wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
         with runs.finishing_step():  # a Ctrl-C waits for this round's updates, database, log and checkpoint
@@ -721,32 +602,9 @@ def ssl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
             runs.save_checkpoint(cfg, model, opt, rnd, cfg.ssl_rounds)
 
 
-def rl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
-    """Stage 3, contrastive RL: steps start..steps of the loop in the module docstring."""
-    anchor = engine.kl_anchor(cfg, model, start)
-    for step in range(start, cfg.steps + 1):
-        t0 = time.perf_counter()
-        batch = pick_tasks(cfg, tasks, step)
-        prompts = build_prompts(cfg, db, batch, step, tok)
-        phases = {}
-        rollouts = generate_all(cfg, model, tok, batch, prompts, step, phases if reward_fn is None else None)
-        t1 = time.perf_counter()
-        results, raw, rewards = evaluate_and_reward(cfg, batch, rollouts, reward_fn, phases)
-        t2 = time.perf_counter()
-        adv = advantages_of(cfg, rewards)  # (B * G,)
-        with runs.finishing_step():  # a Ctrl-C waits for this step's update, database, log and checkpoint
-            moves = cfg.update and (adv.any() or cfg.beta > 0)
-            stats = update(cfg, model, anchor, opt, rollouts, adv, step) if moves else NO_UPDATE
-            stats = dict(stats, **group_signal(cfg, adv, results))
-            t3 = time.perf_counter()
-            record_winners(cfg, db, best, batch, rollouts, results, step)
-            runs.log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3), phases)
-            runs.save_checkpoint(cfg, model, opt, step, cfg.steps)
-
-
 STAGES = {"collect": collect, "sft": sft, "ssl": ssl, "rl": rl}  # each named as the CLI names it
 
-# ---------------------------------------------------------------------------- run
+# ---------------------------------------------------------------------------- run and main
 
 
 def run(cfg, reward_fn=None, given=None):
@@ -754,27 +612,23 @@ def run(cfg, reward_fn=None, given=None):
     each stage of the chain by run()). given: the fields set on purpose (parse_flags; default changed_fields);
     reward_fn(task, completions) -> rewards replaces evaluation in the rl stage (toy-reward tests only)."""
     given = runs.changed_fields(cfg) if given is None else set(given)
-    auto_model = not (cfg.model or cfg.init_from)
-    cfg = decide_config(cfg, given)
+    asked, cfg = cfg, decide_config(cfg, given)
     if cfg.stage == "all":
-        return chain.run_all(cfg, given, load_tasks(cfg), run, reward_fn)  # the stages in turn, each by run()
-    if "RANK" in os.environ and cfg.stage != "rl":
-        raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
-    cfg = engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
+        return chain.run_all(cfg, given, runs.load_tasks(cfg), run, reward_fn)  # the stages in turn, each by run()
     if not cfg.resume and (Path(cfg.out) / "log.jsonl").exists():
         raise ConfigError(f"{cfg.out} already holds a run: --resume to continue it, or pick another --out")
-    tasks = load_tasks(cfg)  # a bad --task fails here, before any model download
+    tasks = runs.load_tasks(cfg)  # a bad --task fails here, before any model download
     if dist.is_initialized() and min(cfg.tasks_per_step, len(tasks)) < dist.get_world_size():
         raise ConfigError(f"torchrun with {dist.get_world_size()} processes needs as many tasks per step, got "
                           f"{min(cfg.tasks_per_step, len(tasks))}: each process generates one task's group or more")
     try:
         model, tok = engine.initial_policy(cfg)
     except PolicyError as e:
-        if not auto_model or dist.is_initialized():  # under torchrun the process group is already on cfg.device
+        if asked.model or asked.init_from or dist.is_initialized():  # (torchrun: the group is on cfg.device)
             raise
-        print(f"cudal1: {str(e).splitlines()[0]}")
-        cfg = runs.resolve_optimizer_state(runs.fallback_to_demo(cfg, f"{runs.DEFAULT_MODEL} did not load", given))
-        tasks, (model, tok) = load_tasks(cfg), engine.initial_policy(cfg)
+        print(f"cudal1: {str(e).splitlines()[0]}")  # the config is decided again, with the demo policy
+        cfg = decide_config(replace(asked, out=cfg.out), given, demo_because=f"{runs.DEFAULT_MODEL} did not load")
+        tasks, (model, tok) = runs.load_tasks(cfg), engine.initial_policy(cfg)
     opt = torch.optim.AdamW(engine.trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start = runs.open_run(cfg, model, opt, asdict(Config()))
     if start is None:  # (finished: its line said so)
@@ -812,3 +666,4 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+

@@ -1,7 +1,8 @@
 """runs.py: a run's plumbing, kept out of the method's way in rl.py: the command line's help and the config's checks,
-the policy when --model is not given (the hub, bench/fetch_model.py's copy, the demo policy), the run folder's files
-(exemplars.jsonl and best/, log.jsonl, samples.jsonl, progress.png, ckpt.pt), builds started while the policy
-decodes, Ctrl-C and resume. (--stage all's chain: chain.py.)
+the policy when --model is not given (the hub, bench/fetch_model.py's copy, the demo policy), the measurement protocol
+(one evaluator call per step, the paper's re-check and rounding: measure), the run folder's files (exemplars.jsonl and
+best/, log.jsonl, samples.jsonl, progress.png, ckpt.pt), builds started while the policy decodes, Ctrl-C and resume,
+and stage-1 data (--data's records). (--stage all's chain: chain.py.)
 
 `cfg` is rl.Config. Rank 0 alone writes files under torchrun (engine.is_main).
 """
@@ -20,11 +21,13 @@ import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
+from copy import copy
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
 import torch
+import torch.distributed as dist
 
 import cudal1
 import engine
@@ -83,8 +86,8 @@ GROUPS = {  # --help's sections, in this order; a field in none is listed under 
     "sampling": "group_size gen_batch gen_cache temperature top_p max_new_tokens contrastive n_exemplars bucket_width "
                 "tau exemplar_mode exemplar_max_chars",
     "reward": "fail_reward copy_reward log_speedup round_to_one recheck_above reward_normalize reward_clip",
-    "GRPO and AdamW": "std_normalize adv_std_floor loss_variant lr weight_decay beta eps_low eps_high mu minibatches "
-                      "grad_accum recompute max_grad_norm optimizer_state warmup_steps update",
+    "GRPO and AdamW": "std_normalize adv_std_floor loss_variant mask_truncated lr weight_decay beta eps_low eps_high "
+                      "mu minibatches grad_accum recompute max_grad_norm optimizer_state warmup_steps update",
     "evaluation": "eval_timeout eval_build_timeout eval_time_budget eval_precision eval_tol eval_jobs build_ahead",
     "stages": "stage init_from collect_attempts collect_successes data sft_batch sft_min_speedup sft_contrastive "
               "ssl_rounds ssl_tasks ssl_check_rounds sft_steps sftc_steps",
@@ -100,22 +103,22 @@ EXAMPLES = """examples:
   python rl.py --model tiny --task cpu/relu --steps 2 --max-new-tokens 32   # a random model: a smoke test"""
 
 
-def here_defaults():
+def here_defaults(demo):
     """{field: value} that a run without --model takes on this machine where the default does not apply: the demo
-    policy's on a machine without a GPU (fallback_to_demo). On a GPU it depends on the hub, which --help leaves alone."""
+    policy's (demo: its preset) on a machine without a GPU (fallback_to_demo). On a GPU it depends on the hub, which
+    --help leaves alone."""
     if torch.cuda.is_available():
         return {}
-    demo = json.loads((DEMO_POLICY / "flags.json").read_text())
     return dict(model="tiny", init_from=os.path.relpath(DEMO_POLICY), device="cpu", task="cpu/*", **demo)
 
-def flag_parser(config_class, recipe_text):
+def flag_parser(config_class, recipe_text, demo):
     """The command line's parser: a flag per field of config_class (its comment as the help, grouped as GROUPS
-    says), the choices, the recipe of --stage all and EXAMPLES below. Flags not given are left out of what it
-    parses (argparse.SUPPRESS), so that the caller knows which were given."""
-    here = here_defaults()
+    says), the choices, the recipe of --stage all and EXAMPLES below; demo: the demo preset. Flags not given are
+    left out of what it parses (argparse.SUPPRESS), so that the caller knows which were given."""
+    here = here_defaults(demo)
     note = ("On this machine (no GPU) a run without --model falls back to the demo policy: a flag you do not give "
             "takes its value 'here' where one is shown." if here else "On a GPU without network or offline copy, a "
-            "run without --model falls back to the demo policy (bench/demo/policy/flags.json sets flags not given).")
+            "run without --model falls back to the demo policy (rl.PRESETS['demo'] sets flags not given).")
     about = f"CUDA-L1: collect, sft, ssl (self-supervised), rl (contrastive RL). {note} Booleans are --flag / --no-flag."
     p = evaluator.ArgumentParser(description=textwrap.fill(about, 100),
                                  epilog=textwrap.fill(recipe_text, 100) + "\n\n" + EXAMPLES,
@@ -183,6 +186,20 @@ def check_config(cfg):
     return cfg
 
 
+def parse_flags(config_class, argv, recipe_text, demo):
+    """(config, given) from the command line; given names the flags it set, which nothing decide_config decides
+    overrides. --resume reads OUT/config.json under the flags given. Unknown flags and bad values exit with one line."""
+    p = flag_parser(config_class, recipe_text, demo)
+    given = vars(p.parse_args(argv))
+    try:
+        if given.get("resume") and not given.get("out"):
+            raise ConfigError("--resume needs --out DIR, the run folder to continue")
+        saved = saved_config(Path(given["out"]) / "config.json", config_class) if given.get("resume") else {}
+        return check_config(config_class(**{**saved, **given})), frozenset(given)
+    except ConfigError as e:
+        p.exit(2, f"{p.prog}: error: {e}\n")  # one line: the usage of 47 flags would bury it
+
+
 def as_number(text):
     """float(text), or nan when it is not a number."""
     try:
@@ -221,7 +238,7 @@ OFFLINE_MODELS = ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-0.5b
 DEMO_POLICY = Path(__file__).resolve().parent / "bench" / "demo" / "policy"  # tiny after sft + ssl (bench/demo)
 
 
-def choose_policy(cfg, given):
+def choose_policy(cfg, given, demo):
     """The policy when --model is not given, in one place, saying in one line why whenever it is not the default:
 
         GPU, hub reachable or the model in its cache   DEFAULT_MODEL from the hub
@@ -230,29 +247,42 @@ def choose_policy(cfg, given):
         CPU (no GPU, or --device cpu)                  the demo policy
     and in run(): a default that fails to load falls back to the demo policy too."""
     if cfg.device == "cpu":
-        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU", given)
+        return fallback_to_demo(cfg, "--device cpu" if torch.cuda.is_available() else "no GPU", given, demo)
     if engine.hub_reachable() or engine.hub_cached(DEFAULT_MODEL):  # asked at once, not after the hub client's retries
         return replace(cfg, model=DEFAULT_MODEL)
     local = next((FETCHED / f for f in OFFLINE_MODELS if (FETCHED / f).is_file()), None)
     if local:
         print(f"cudal1: no network to the model hub: the policy is {local} (bench/fetch_model.py's copy)")
         return replace(cfg, model=str(local))
-    return fallback_to_demo(cfg, "no network to the model hub, no offline copy (bench/fetch_model.py qwen-1.5b)", given)
+    why = "no network to the model hub, no offline copy (bench/fetch_model.py qwen-1.5b)"
+    return fallback_to_demo(cfg, why, given, demo)
 
 
-def fallback_to_demo(cfg, why, given):
+def fallback_to_demo(cfg, why, given, demo):
     """Say in one line why the default model is not used, and run the shipped demo policy (the tiny model after
     sft + ssl on bench/demo/stage1.jsonl: weights and exemplars as --init-from) on the CPU tasks instead, with the
-    settings of DEMO_POLICY/flags.json (temperature, lr, ...) for every field not in given (the flags set on purpose;
-    the config lines after it show them). --task all becomes the CPU tasks, unless --tasks-dir names other tasks.
+    demo preset's values (temperature, lr, ...) for every field not in given (set on purpose: given or resumed; the
+    config lines after it show them). --task all becomes the CPU tasks, unless --tasks-dir names other tasks.
     --stage sft falls back too (collect's default policy, whose data sft trains on), and says so."""
     task = "cpu/*" if cfg.task == "all" and "tasks_dir" not in given else cfg.task
-    flags = {k: v for k, v in json.loads((DEMO_POLICY / "flags.json").read_text()).items() if k not in given}
+    flags = {k: v for k, v in demo.items() if k not in given}
     what = f"--stage sft trains it on --data {cfg.data}" if cfg.stage == "sft" else f"--task {task}"
     if cfg.stage != "sft":
         evaluator.find_tasks(task, cfg.tasks_dir)  # a bad --task is said alone, not after this line
     print(f"cudal1: {why}: demo policy bench/demo/policy (+{len(flags)} flags) on cpu, {what}")
     return replace(cfg, model="tiny", init_from=str(DEMO_POLICY), device="cpu", task=task, **flags)
+
+
+def from_earlier_stage(cfg, given):
+    """cfg with what the --init-from stage it starts from decides (when it reads that stage's weights, not a resume's
+    own checkpoint): its model, and its LoRA adapters' shape (inherit_lora). ConfigError when it has no ckpt.pt."""
+    reads = engine.needs_init_from(cfg)
+    if reads and not (Path(cfg.init_from) / "ckpt.pt").is_file():
+        raise ConfigError(f"--init-from {cfg.init_from}: no ckpt.pt there (a collect folder has none: give its "
+                          "collected.jsonl to --stage sft as --data)")
+    earlier = json.loads((Path(cfg.init_from) / "config.json").read_text()) if reads else {}
+    cfg = inherit_lora(cfg, earlier, given)
+    return replace(cfg, model=earlier["model"]) if "model" in earlier and not cfg.model else cfg
 
 
 def inherit_lora(cfg, earlier, given):
@@ -299,6 +329,92 @@ def continue_optimizer(cfg, opt):
             group.update(lr=cfg.lr, weight_decay=cfg.weight_decay)
         return True
     return False
+
+# ---------------------------------------------------------------------------- tasks and their measurement: the paper's timer rules
+
+
+def load_tasks(cfg):
+    """[(name, reference source)] of the selected tasks (evaluator.TaskError when none match)."""
+    paths = evaluator.find_tasks(cfg.task, cfg.tasks_dir)
+    tasks = [(evaluator.task_name(p, cfg.tasks_dir), evaluator.load_task(p)) for p in paths]
+    for name, src in tasks:  # one that cannot fit the device at all is refused in one line, before any work
+        evaluator.task_memory(src, cfg.device, name)
+    return tasks
+
+
+def correctness_only(cfg):
+    """ssl's evaluator options: checked in full, barely timed (its successes are then timed in full, measure)."""
+    return {**evaluator.BARELY_TIMED, "max_rounds": cfg.ssl_check_rounds}
+
+
+def code_pairs(batch, rollouts):
+    """(reference, code) of every sample, in (B*G) order ("" for a reply without code)."""
+    return [(ref, code or "") for (_, ref), r in zip(batch, rollouts) for code in r["codes"]]
+
+
+def evaluate_all(cfg, batch, rollouts, timing=None, phases=None):
+    """Every rollout's code (extracted into r["codes"]) against its task's reference, in ONE evaluator call; results
+    in (B*G) order. timing: evaluator options in place of the eval_time_budget (e.g. correctness_only)."""
+    for r in rollouts:
+        r["codes"] = [extract_code(t).code for t in r["texts"]]
+    return evaluate_pairs(cfg, code_pairs(batch, rollouts), timing, phases)
+
+
+def evaluate_pairs(cfg, pairs, timing=None, phases=None, on_result=None):
+    """Results of (reference, code) pairs in ONE evaluator call, in their order; a repeated pair is evaluated once
+    and its samples get copies of that result. Under torchrun each rank evaluates its share of the candidates (on
+    its own GPU) and gets back every result. phases: a dict evaluate_many adds its build and evaluation times and
+    counts to; on_result(pair, result) as each distinct pair's evaluation ends (on the rank that evaluated it)."""
+    unique = list(dict.fromkeys(pairs))  # a repeated code is evaluated once: its samples share the result
+    mine = engine.shard(unique)
+    device = f"cuda:{torch.cuda.current_device()}" if cfg.device == "cuda" and dist.is_initialized() else cfg.device
+    each = (lambda i, res: on_result(mine[i], res)) if on_result else None
+    results = engine.gather(evaluator.evaluate_many(
+        mine, device=device, jobs=cfg.eval_jobs or None, on_result=each, progress=engine.is_main(),
+        call_timeout_s=cfg.eval_timeout, build_timeout_s=cfg.eval_build_timeout, tol=cfg.eval_tol, phases=phases,
+        time_copies=False,  # a copy earns copy_reward, whatever its speed
+        **(timing or dict(time_budget_s=cfg.eval_time_budget, precision=cfg.eval_precision))))
+    found = dict(zip(unique, results))
+    return [copy(found[p]) for p in pairs]
+
+
+def rounded(cfg, speedup):
+    """A measured speedup within round_to_one of 1.0 as exactly 1.0 (the paper's conservative rounding)."""
+    return 1.0 if speedup is not None and abs(speedup - 1.0) <= cfg.round_to_one else speedup
+
+
+def measure(cfg, batch, rollouts, timing=None, phases=None):
+    """evaluate_all, then the paper's conservative handling of the speedups, before any becomes a reward or a score:
+    with timing (stage 2 times each candidate for 1-2 rounds) the successes are evaluated again with the normal time
+    budget, and that result is theirs; a success above recheck_above (0 = off) is evaluated again and the lower of
+    the two kept (a failure the second time is the result); then every speedup goes through rounded().
+
+    Example (defaults: recheck_above 3, round_to_one 0.02): 9.0 then 2.5 -> 2.5; 4.0 then 4.4 -> 4.0; 5.0 then
+    wrong_output -> wrong_output; 1.015 -> 1.0; 0.97 -> 0.97 (not re-evaluated: 3 or less).
+    """
+    results = evaluate_all(cfg, batch, rollouts, timing, phases)
+    return settle(cfg, code_pairs(batch, rollouts), results, timing, phases)
+
+
+def settle(cfg, pairs, results, timing=None, phases=None):
+    """measure()'s handling of the first results of (reference, code) pairs: re-evaluations, then rounding."""
+    if timing is not None:
+        for i, res in evaluate_again(cfg, pairs, results, lambda r: True, phases).items():
+            results[i] = res
+    if cfg.recheck_above:
+        for i, res in evaluate_again(cfg, pairs, results, lambda r: r.speedup > cfg.recheck_above, phases).items():
+            if not cudal1.is_success(res) or res.speedup is None or res.speedup < results[i].speedup:
+                results[i] = res
+    for res in results:
+        res.speedup = rounded(cfg, res.speedup) if res.status == "ok" else res.speedup
+    return results
+
+
+def evaluate_again(cfg, pairs, results, which, phases=None):
+    """{index: a new result} for the timed successes that which(result) picks, evaluated again with the normal time
+    budget (each distinct code once)."""
+    picked = [i for i, r in enumerate(results) if cudal1.is_success(r) and r.speedup is not None and which(r)]
+    return dict(zip(picked, evaluate_pairs(cfg, [pairs[i] for i in picked], None, phases))) if picked else {}
 
 # ---------------------------------------------------------------------------- the exemplar database and best/
 
@@ -388,8 +504,9 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
 
     mean/max_reward are raw rewards (speedup, fail_reward or copy_reward); pass_rate is the share of successes
     (status ok, not a copy of the reference; with a toy reward_fn: the share of positive rewards); copies is the
-    number of samples that are the reference renamed; best_speedup is each task's best combined score so far and
-    best_step the step that found it (0: carried from --init-from); per_task is task_stats of this step's samples.
+    number of samples that are the reference renamed; cut the replies cut at max_new_tokens (no eos); best_speedup
+    is each task's best combined score so far and best_step the step that found it (0: carried from --init-from);
+    per_task is task_stats of this step's samples.
     """
     t0, t1, t2, t3 = clock
     gen_tokens = sum(int(k.sum()) for r in rollouts for k in r["mask"])
@@ -402,7 +519,8 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
                best_speedup={name: b[0] for name, b in sorted(best.items())},
                best_step={name: b[2] for name, b in sorted(best.items())},
                per_task=task_stats(batch, results) if results else {},
-               status=dict(Counter(r.status for r in results)), mean_tokens=tokens, **stats, **times)
+               status=dict(Counter(r.status for r in results)), mean_tokens=tokens,
+               cut=sum(int(r["cut"].sum()) for r in rollouts if "cut" in r), **stats, **times)
     append_log(cfg, rec)
     append_samples(cfg, step, batch, rollouts, results)
     speedup, _, found = max(best.values(), key=lambda b: b[0]) if best else (None, None, None)
@@ -419,6 +537,22 @@ def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phase
           f"{times['step_s']:.1f} s/step: generate {times['gen_s']:.1f} s ({times['gen_tok_s']:,.0f} tok/s{ahead}), "
           f"evaluate {times['eval_s']:.1f} s{built}, update {times['update_s']:.1f} s", flush=True)
     return rec
+
+@contextmanager
+def builds_ahead(cfg, phases):
+    """BuildsAhead for the decoding inside, when phases is a dict (an evaluation follows) and build_ahead is on (auto:
+    on CUDA's decoder), else None; after it, the builds' counts and wait into phases (an exception: builds killed)."""
+    ahead = phases is not None and (cfg.build_ahead == "on" or cfg.build_ahead == "auto" and cfg.device == "cuda")
+    builds = BuildsAhead(cfg) if ahead else None
+    try:
+        yield builds
+    except BaseException:
+        if builds:
+            builds.wait(cancel=True)
+        raise
+    if builds:
+        phases.update(builds.wait())
+
 
 class BuildsAhead:
     """A step's builds started while the policy still decodes: add(ref, reply) as each row ends queues the reply's
@@ -729,6 +863,14 @@ def open_run(cfg, model, opt, defaults):
 STAGE1_DATA = DEMO_POLICY.parents[1] / "real" / "stage1.jsonl"  # measured working variants of the 30 training tasks
 
 
+def append_collected(path, task, prompt, rollout, results):
+    """collect's records: a line of path per sample (task, ref_code, prompt, completion, code, its result)."""
+    with open(path, "a") as f:
+        for text, code, res in zip(rollout["texts"], rollout["codes"], results):
+            f.write(json.dumps(dict(task=task[0], ref_code=task[1], prompt=prompt, completion=text, code=code,
+                                    result=res.to_dict())) + "\n")
+
+
 def working_records(recs, min_speedup=0.0):
     """The records that hold a working candidate: ref_code, completion or code, and no failed result; with
     min_speedup > 0, only those whose result measured a speedup of at least that."""
@@ -736,3 +878,30 @@ def working_records(recs, min_speedup=0.0):
     return [r for r, x in zip(recs, res) if r.get("ref_code") and (r.get("completion") or r.get("code"))
             and x.get("status", "ok") == "ok" and not x.get("same_as_reference")
             and (x.get("speedup") or 0) >= min_speedup]
+
+
+def add_measured(cfg, db, records, meta=None):
+    """Put the records' measured working codes (task, code, a result with a speedup: collected.jsonl, stage-1 data)
+    into the exemplar database, scored by that speedup (rounded(); not re-timed: sft evaluates nothing); copies of
+    the reference (same_as_reference) stay out. Records of one code with the same result (collect's samples that
+    shared one evaluation) are one measurement."""
+    seen = set()
+    for r in records:
+        res = r.get("result") or {}
+        if (r.get("task") and r.get("code") and res.get("speedup") and res.get("status", "ok") == "ok"
+                and not res.get("same_as_reference") and (r["task"], r["code"], res["speedup"]) not in seen):
+            seen.add((r["task"], r["code"], res["speedup"]))
+            db.add(r["task"], r["code"], rounded(cfg, res["speedup"]), meta=meta)
+
+
+def sft_records(cfg):
+    """(every working record of --data, the ones sft trains on: measured at least --sft-min-speedup)."""
+    recs = working_records(read_jsonl(cfg.data))
+    keep = working_records(recs, cfg.sft_min_speedup)
+    at_least = f", measured at least {cfg.sft_min_speedup:g}x" if cfg.sft_min_speedup else ""
+    if not keep:
+        raise ConfigError(f"--data {cfg.data}: missing, or no record holds ref_code and completion or code "
+                          f"without a failed result{at_least}")
+    print(f"sft: trains on {len(keep)} records of {cfg.data} that hold a working candidate{at_least}; all "
+          f"{len(recs)} working ones go into the exemplar database")
+    return recs, keep

@@ -1,4 +1,4 @@
-"""A candidate for tasks/cpu/relu.py, to try the evaluator on (README, "Evaluate one candidate by hand"):
+"""A candidate for tasks/cpu/relu.py, to try the evaluator on (README, "The evaluator by hand"):
 
     python evaluator.py tasks/cpu/relu.py examples/relu_candidate.py --device cpu --json
 

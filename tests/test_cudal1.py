@@ -1,4 +1,5 @@
 """cudal1 core math against hand-computed numbers: GRPO loss, advantages, rewards, exemplar sampling, the database."""
+import inspect
 import json
 import math
 import sys
@@ -37,7 +38,7 @@ def _logp():
 
 def _loss(**kw):
     logp = _logp()
-    return grpo_loss(logp, torch.zeros_like(logp), ADV, MASK, **kw)
+    return grpo_loss(logp, torch.zeros_like(logp), ADV, MASK, **{"variant": "grpo", **kw})
 
 
 @pytest.mark.parametrize("variant, kw, expected", [
@@ -69,11 +70,11 @@ def test_kl_term_is_k3_times_beta_and_reported_when_beta_is_zero():
     logp = _logp()
     d = torch.tensor([[LN2, 0, 0], [-LN2, 0, 5.0]], dtype=torch.float64)  # the 5.0 sits on a masked token
     ref = logp.detach() + d
-    loss, stats = grpo_loss(logp, torch.zeros_like(logp), ADV, MASK, ref_logp=ref, beta=0.1)
+    loss, stats = grpo_loss(logp, torch.zeros_like(logp), ADV, MASK, ref_logp=ref, beta=0.1, variant="grpo")
     # loss per token = -obj + 0.1 * kl: seq0 (-2.7 + 0.0306853) / 3 = -0.889772, seq1 (2.3 + 0.0193147) / 2 = 1.159657
     assert loss.item() == pytest.approx((-0.8897715727 + 1.1596573590) / 2, abs=1e-9)  # 0.134943
     assert stats["kl"] == pytest.approx(0.5 / 5)  # (0.306853 + 0.193147) / 5 = 0.1 exactly
-    loss0, stats0 = grpo_loss(logp, torch.zeros_like(logp), ADV, MASK, ref_logp=ref, beta=0.0)
+    loss0, stats0 = grpo_loss(logp, torch.zeros_like(logp), ADV, MASK, ref_logp=ref, beta=0.0, variant="grpo")
     assert loss0.item() == pytest.approx(0.125) and stats0["kl"] == pytest.approx(0.1)  # reported, not added
     with pytest.raises(ValueError, match="ref_logp"):
         grpo_loss(logp, torch.zeros_like(logp), ADV, MASK, beta=0.1)
@@ -81,7 +82,7 @@ def test_kl_term_is_k3_times_beta_and_reported_when_beta_is_zero():
 
 def test_gradients_reach_only_unclipped_unmasked_tokens():
     logp = _logp()
-    loss, _ = grpo_loss(logp, torch.zeros_like(logp), ADV, MASK)
+    loss, _ = grpo_loss(logp, torch.zeros_like(logp), ADV, MASK, variant="grpo")
     loss.backward()
     # grpo: d loss / d logp = -A * ratio / (tokens in seq * N) on unclipped tokens, 0 on clipped and masked ones
     expected = [[0.0, -1.0 / 6, -0.5 / 6], [1.5 / 4, 0.0, 0.0]]
@@ -92,21 +93,24 @@ def test_gradients_reach_only_unclipped_unmasked_tokens():
 def test_an_unknown_variant_is_refused_and_column_advantages_are_rows():
     with pytest.raises(ValueError, match="dapo.*drgrpo.*grpo"):
         _loss(variant="ppo")
-    loss_col, _ = grpo_loss(_logp(), torch.zeros(2, 3, dtype=torch.float64), ADV.reshape(2, 1), MASK)
+    loss_col, _ = grpo_loss(_logp(), torch.zeros(2, 3, dtype=torch.float64), ADV.reshape(2, 1), MASK, variant="grpo")
     assert loss_col.item() == pytest.approx(0.125)  # (N, 1) advantages are read as (N,)
 
 
 # ---------------------------------------------------------------------------- advantages
 
+STD = dict(std_normalize=True, std_floor=0.0)  # the paper's GRPO: over the group's std, no floor
+
+
 def test_group_advantages_are_z_scores_and_zero_for_an_equal_group():
     r = torch.tensor([[1.0, 2.0, 3.0, 4.0], [5.0, 5.0, 5.0, 5.0]])
     # row 0: mean 2.5, population std sqrt((2.25 + .25 + .25 + 2.25) / 4) = sqrt(1.25) = 1.118034
-    a = group_advantages(r)
+    a = group_advantages(r, **STD)
     assert a[0].tolist() == pytest.approx([-1.5 / 1.118134, -0.5 / 1.118134, 0.5 / 1.118134, 1.5 / 1.118134], abs=1e-5)
     assert a[1].tolist() == [0.0, 0.0, 0.0, 0.0]  # no signal in an all-equal group
-    assert group_advantages(r, eps=0.0)[0, 0].item() == pytest.approx(-1.5 / math.sqrt(1.25))
+    assert group_advantages(r, **STD, eps=0.0)[0, 0].item() == pytest.approx(-1.5 / math.sqrt(1.25))
     assert group_advantages(r, std_normalize=False).tolist() == [[-1.5, -0.5, 0.5, 1.5], [0.0] * 4]
-    assert group_advantages(torch.tensor([[0.0, 1.0]]), eps=0).tolist() == [[-1.0, 1.0]]  # population std 0.5
+    assert group_advantages(torch.tensor([[0.0, 1.0]]), **STD, eps=0).tolist() == [[-1.0, 1.0]]  # population std 0.5
 
 
 def test_std_floor_keeps_timing_noise_from_earning_a_wins_advantage():
@@ -114,12 +118,13 @@ def test_std_floor_keeps_timing_noise_from_earning_a_wins_advantage():
     +-0.05 / (0.035355 + 1e-4) = +-1.41022, as large as a real win. A floor of 0.1 divides by 0.1 + 1e-4 instead:
     +-0.4995. A real 2x among 1x codes, [1, 1, 1, 2] (mean 1.25, std sqrt(.1875) = 0.433013), is above the floor."""
     noise, win = torch.tensor([[1.0, 1.05, 0.95, 1.0]]), torch.tensor([[1.0, 1.0, 1.0, 2.0]])
-    assert group_advantages(noise)[0].tolist() == pytest.approx([0, 1.41022, -1.41022, 0], abs=1e-5)
-    assert group_advantages(noise, std_floor=0.1)[0].tolist() == pytest.approx([0, 0.4995, -0.4995, 0], abs=1e-5)
-    assert group_advantages(win, std_floor=0.1).tolist() == group_advantages(win).tolist()
-    assert group_advantages(win)[0, 3].item() == pytest.approx(0.75 / 0.433113, abs=1e-5)  # 1.731651
+    assert group_advantages(noise, **STD)[0].tolist() == pytest.approx([0, 1.41022, -1.41022, 0], abs=1e-5)
+    floored = group_advantages(noise, std_normalize=True, std_floor=0.1)
+    assert floored[0].tolist() == pytest.approx([0, 0.4995, -0.4995, 0], abs=1e-5)
+    assert group_advantages(win, std_normalize=True, std_floor=0.1).tolist() == group_advantages(win, **STD).tolist()
+    assert group_advantages(win, **STD)[0, 3].item() == pytest.approx(0.75 / 0.433113, abs=1e-5)  # 1.731651
     assert group_advantages(noise, std_normalize=False, std_floor=0.1).tolist() == \
-        group_advantages(noise, std_normalize=False).tolist()  # no std, nothing to floor
+        group_advantages(noise, std_normalize=False, std_floor=0.0).tolist()  # no std, nothing to floor
 
 
 # ---------------------------------------------------------------------------- rewards
@@ -128,15 +133,16 @@ def ok(s, **kw):
     return {"status": "ok", "correct": True, "speedup": s, "same_as_reference": False, **kw}
 
 
+PAPER = dict(fail_reward=0.0, log_speedup=False, normalize=True, clip=1.5)  # the paper's reward shape
 FAIL = {"status": "wrong_output", "correct": False, "speedup": None, "same_as_reference": False}
 
 
 def test_normalised_rewards_are_clipped_at_k_stds():
     # raw [4, 1, 1, 1, 1]: mu 1.6, sigma sqrt((2.4^2 + 4 * 0.6^2) / 5) = sqrt(1.44) = 1.2 -> [2.0, -0.5 x4]
-    r = compute_rewards([ok(4.0)] + [ok(1.0)] * 4)
+    r = compute_rewards([ok(4.0)] + [ok(1.0)] * 4, **PAPER)
     assert r.tolist() == pytest.approx([1.5, -0.5, -0.5, -0.5, -0.5], abs=1e-6)
-    assert compute_rewards([ok(4.0)] + [ok(1.0)] * 4, clip=None)[0] == pytest.approx(2.0, abs=1e-6)
-    assert compute_rewards([ok(4.0)] + [ok(1.0)] * 4, clip=0)[0] == pytest.approx(2.0, abs=1e-6)
+    assert compute_rewards([ok(4.0)] + [ok(1.0)] * 4, **dict(PAPER, clip=None))[0] == pytest.approx(2.0, abs=1e-6)
+    assert compute_rewards([ok(4.0)] + [ok(1.0)] * 4, **dict(PAPER, clip=0))[0] == pytest.approx(2.0, abs=1e-6)
 
 
 def test_failures_and_reference_copies_earn_the_failure_reward():
@@ -144,15 +150,16 @@ def test_failures_and_reference_copies_earn_the_failure_reward():
     # mu 0.75, sigma sqrt((1.5625 + .0625 + .5625 + .5625) / 4) = sqrt(.6875) = 0.829156
     # -> [1.25, .25, -.75, -.75] / sigma = [1.507557 (clipped to 1.5), 0.301511, -0.904534, -0.904534]
     results = [ok(2.0), ok(1.0), FAIL, ok(5.0, same_as_reference=True)]
-    assert compute_rewards(results).tolist() == pytest.approx([1.5, 0.301511, -0.904534, -0.904534], abs=1e-6)
-    raw = compute_rewards(results, normalize=False, clip=None, fail_reward=-1.0)
+    assert compute_rewards(results, **PAPER).tolist() == pytest.approx([1.5, 0.301511, -0.904534, -0.904534], abs=1e-6)
+    raw = compute_rewards(results, normalize=False, clip=None, fail_reward=-1.0, log_speedup=False)
     assert raw.tolist() == [2.0, 1.0, -1.0, -1.0]
     # copy_reward 1.0 is the old rule (a copy as a 1x code): raw [2, 1, 0, 1], mu 1, sigma sqrt(.5)
-    assert compute_rewards(results, copy_reward=1.0).tolist() == pytest.approx([math.sqrt(2), 0, -math.sqrt(2), 0])
+    assert compute_rewards(results, copy_reward=1.0, **PAPER).tolist() == \
+        pytest.approx([math.sqrt(2), 0, -math.sqrt(2), 0])
     assert compute_rewards(results, normalize=False, clip=None, log_speedup=True, fail_reward=-5.0,
                            copy_reward=-2.0).tolist() == pytest.approx([LN2, 0.0, -5.0, -2.0])  # as given, not log
     odd = [ok(3.0, status="rejected"), ok(3.0, correct=False), ok(None), ok(float("nan"))]
-    assert compute_rewards(odd, normalize=False, clip=None).tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert compute_rewards(odd, **dict(PAPER, normalize=False, clip=None)).tolist() == [0.0, 0.0, 1.0, 0.0]
 
 
 def test_rewards_read_result_objects_and_log_speedups():
@@ -162,9 +169,9 @@ def test_rewards_read_result_objects_and_log_speedups():
 
     assert compute_rewards([R(math.e), R(1.0), R(1 / math.e)], log_speedup=True, normalize=False).tolist() == \
         pytest.approx([1.0, 0.0, -1.0])
-    r = compute_rewards([ok(1.03), ok(0.97), ok(1.2), ok(0.9)], normalize=False, clip=None)
-    assert r.tolist() == [1.03, 0.97, 1.2, 0.9]  # rounding near 1 is the measurement's (rl.rounded), not done here
-    assert compute_rewards([ok(2.0)] * 3).tolist() == [0.0, 0.0, 0.0]  # all equal -> zeros
+    r = compute_rewards([ok(1.03), ok(0.97), ok(1.2), ok(0.9)], log_speedup=False)
+    assert r.tolist() == [1.03, 0.97, 1.2, 0.9]  # rounding near 1 is the measurement's (runs.rounded), not done here
+    assert compute_rewards([ok(2.0)] * 3, **PAPER).tolist() == [0.0, 0.0, 0.0]  # all equal -> zeros
     assert compute_rewards([]).shape == (0,)
 
 
@@ -341,3 +348,22 @@ def test_a_reloaded_database_draws_the_same_exemplars(tmp_path):
     again, rng = ExemplarDB(path), np.random.default_rng(7)
     second = [sample_exemplars(again.entries("t"), 2, rng=rng) for _ in range(20)]
     assert first == second and len({tuple(e.code for e in pair) for pair in first}) > 1
+
+
+def test_the_defaults_are_what_rl_py_runs():
+    """A fork that calls these functions directly gets rl.py's maths: log-speedup rewards, no normalisation over the
+    step, group advantages without the std, the token-mean loss (the paper's settings are keyword arguments)."""
+    import rl
+    cfg = rl.Config()
+
+    def defaults(f):
+        return {k: p.default for k, p in inspect.signature(f).parameters.items()}
+    r, a, g = defaults(compute_rewards), defaults(group_advantages), defaults(grpo_loss)
+    assert (r["fail_reward"], r["log_speedup"], r["normalize"], r["clip"], r["copy_reward"]) == \
+        (cfg.fail_reward, cfg.log_speedup, cfg.reward_normalize, None, None)  # (None: as a failure, cfg's "fail")
+    assert (a["std_normalize"], a["std_floor"]) == (cfg.std_normalize, cfg.adv_std_floor)
+    assert (g["variant"], g["eps_low"], g["eps_high"], g["beta"]) == (cfg.loss_variant, cfg.eps_low, cfg.eps_high,
+                                                                      cfg.beta)
+    s = defaults(sample_exemplars)
+    assert (s["n"], s["bucket_width"], s["tau"], s["mode"]) == (cfg.n_exemplars, cfg.bucket_width, cfg.tau,
+                                                                cfg.exemplar_mode)

@@ -89,7 +89,7 @@ def fake_evaluation(setattr):
     """Short database-dependent prompts, the reply itself as its code, the stand-in evaluator (setattr: the builtin in
     a rank's process, monkeypatch.setattr in the test's)."""
     setattr(rl, "build_prompt", scores_prompt)
-    setattr(rl, "extract_code", lambda text: types.SimpleNamespace(code=text))
+    setattr(runs, "extract_code", lambda text: types.SimpleNamespace(code=text))
     setattr(evaluator, "evaluate_many", fake_evaluate_many)
 
 

@@ -1,5 +1,5 @@
 """The demo policy on CPU: bench/demo/policy is the tiny model after sft + ssl on bench/demo/stage1.jsonl,
-shipped so that `python rl.py --task all` without a GPU or network starts from it (with its flags.json: plain
+shipped so that `python rl.py --task all` without a GPU or network starts from it (with rl.PRESETS["demo"]: plain
 prompts, temperature 0.7, lr, mu 2). A few RL steps from it, rewarded only by the real evaluator (evaluate_many on the
 CPU), must make the sampled kernels faster and the failed samples rarer. Measured paired: the shipped policy and the
 policy after RL each sample the same prompts with the same seeds (a step training never uses), so the samples differ
@@ -26,14 +26,14 @@ from policy import compare, pooled  # noqa: E402  (bench/demo/policy.py)
 
 TASKS = ["cpu/relu", "cpu/loop_rownorm"]  # the policy samples slow and fast variants of both (5-50x apart)
 RL_FLAGS = ["--steps", "8", "--tasks-per-step", "2", "--group-size", "8", "--eval-time-budget", "0",
-            "--ckpt-every", "0"]  # the rest (temperature, lr, mu, plain prompts) from bench/demo/policy/flags.json
+            "--ckpt-every", "0"]  # the rest (temperature, lr, mu, plain prompts) from rl.PRESETS["demo"]
 N_PAIRED = 24  # samples per task for the before/after comparison (policy.compare: the same seeds for both)
 FEWER_FAILED, FASTER = 0.10, 1.2   # the margins asserted (bench/demo/README.md says what they were set from)
 
 
 def test_the_shipped_policy_is_small_and_trained():
     sizes = {f.name: f.stat().st_size for f in runs.DEMO_POLICY.iterdir()}
-    assert {"ckpt.pt", "config.json", "flags.json"} <= set(sizes) and sum(sizes.values()) < 5e6, sizes
+    assert {"ckpt.pt", "config.json"} <= set(sizes) and sum(sizes.values()) < 5e6, sizes
     state = torch.load(runs.DEMO_POLICY / "ckpt.pt", weights_only=True)  # weights only: no optimizer, no RNG states
     assert set(state) == {"step", "model"}
     random_init = engine.tiny_policy(0)[0].state_dict()
@@ -41,7 +41,7 @@ def test_the_shipped_policy_is_small_and_trained():
     assert all(v.dtype == torch.float32 for v in state["model"].values())
     assert not torch.equal(state["model"]["model.embed_tokens.weight"], random_init["model.embed_tokens.weight"])
     assert json.loads((runs.DEMO_POLICY / "config.json").read_text())["model"] == "tiny"
-    flags = json.loads((runs.DEMO_POLICY / "flags.json").read_text())
+    flags = rl.PRESETS["demo"]
     assert set(flags) <= {f for f in rl.asdict(rl.Config())}
     assert runs.check_config(rl.replace(rl.Config(), **flags))  # names and types of Config fields
 
@@ -59,7 +59,7 @@ def test_a_repeated_code_is_evaluated_once(monkeypatch):
     code = "class ModelNew:\n    version = {!r}".format
     rollouts = [dict(texts=[f"```python\n{code(c)}\n```" for c in "ABAA"]),
                 dict(texts=[f"```python\n{code('A')}\n```"] * 2)]
-    results = rl.evaluate_all(rl.Config(device="cpu"), [("r1", "R1"), ("r2", "R2")], rollouts)
+    results = runs.evaluate_all(rl.Config(device="cpu"), [("r1", "R1"), ("r2", "R2")], rollouts)
     assert calls == [[("R1", code("A")), ("R1", code("B")), ("R2", code("A"))]]
     assert [r.speedup for r in results] == [1.0, 2.0, 1.0, 1.0, 3.0, 3.0]
     assert results[0] is not results[2]

@@ -169,7 +169,7 @@ def test_fresh_seeds_refuse_a_run_that_reached_the_protocols_step(tmp_path):
 
 
 def fake_evaluations(asked, cut=None):
-    """rl.evaluate_pairs that reports each pair's result as it ends: the first pair of a call ok at 2x, the rest
+    """runs.evaluate_pairs that reports each pair's result as it ends: the first pair of a call ok at 2x, the rest
     compile errors; KeyboardInterrupt (a device call's time limit) at pair `cut` of the first call."""
     def evaluate_pairs(cfg, pairs, timing=None, phases=None, on_result=None):
         asked.append(list(pairs))
@@ -192,7 +192,7 @@ def test_a_cut_measurement_goes_on_from_its_work_folder(tmp_path, monkeypatch):
     split = ["--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2"]
     asked, loads, real_load = [], [], engine.initial_policy
     monkeypatch.setattr(rl, "extract_code", lambda text: types.SimpleNamespace(code=text))  # 6 distinct codes
-    monkeypatch.setattr(rl, "evaluate_pairs", fake_evaluations(asked, cut=1))
+    monkeypatch.setattr(runs, "evaluate_pairs", fake_evaluations(asked, cut=1))
     monkeypatch.setattr(engine, "initial_policy", lambda cfg: loads.append(1) or real_load(cfg))
     work = tmp_path / "w"
     run = ["base"] + split + ["--summary", str(tmp_path / "s.json"), "--work", str(work), "--"] + flags
@@ -247,7 +247,7 @@ def test_stop_after_starts_no_generate_call_that_would_end_past_it(tmp_path, mon
         generated.append(batch[0][0])
         return [dict(texts=["x"] * cfg.group_size) for _ in batch]
     monkeypatch.setattr(rl, "generate_all", fake_generate_all)
-    monkeypatch.setattr(rl, "evaluate_pairs", fake_evaluations(asked))
+    monkeypatch.setattr(runs, "evaluate_pairs", fake_evaluations(asked))
     monkeypatch.setattr(measure.time, "time", lambda: clock[0])
     summary = tmp_path / "s.json"
     run = ["base", "--train", "cpu/relu,cpu/add_mul", "--heldout", "cpu/softmax", "--samples", "2",

@@ -58,3 +58,16 @@ def test_the_readme_states_the_corpus_counts_as_they_are():
 
 def test_the_readme_is_at_most_250_lines():
     assert README.count("\n") <= 250, f"README.md: {README.count(chr(10))} lines (at most 250: the lab notebook is bench/RESULTS.md)"
+
+
+def test_the_demo_block_is_a_runs_output_and_a_new_run_says_the_same():
+    """The README's CPU demo block is bench/demo/readme_demo.py's rendering of the run it kept (readme_demo.txt),
+    and a new run of its command says what that run's first step said: the fallback and stage lines, the pass
+    rate, the groups with a signal and the flat ones (speedups, rewards and seconds are measured: left out)."""
+    sys.path.insert(0, str(REPO / "bench" / "demo"))
+    import readme_demo
+    block = README.split(readme_demo.BEGIN + "\n", 1)[1].split(readme_demo.END, 1)[0].rstrip("\n")
+    assert block == readme_demo.render(readme_demo.OUTPUT.read_text())
+    fixed, steps = readme_demo.stable(block)
+    assert len(steps) == 2 and any("demo policy" in line for line in fixed) and "out runs/demo-rl" in block
+    assert readme_demo.stable(readme_demo.run(steps=1)) == (fixed, steps[:1])

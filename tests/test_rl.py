@@ -179,7 +179,7 @@ def test_the_fallback_keeps_the_task_when_tasks_dir_is_given(capsys, monkeypatch
     (tmp_path / "19_ReLU.py").write_text((REPO / "tasks" / "cpu" / "relu.py").read_text())
     cfg = rl.decide_config(*rl.parse_flags(["--tasks-dir", str(tmp_path)]))
     assert (cfg.model, cfg.task) == ("tiny", "all")
-    assert [name for name, _ in rl.load_tasks(cfg)] == ["19_ReLU"]
+    assert [name for name, _ in runs.load_tasks(cfg)] == ["19_ReLU"]
 
 
 def test_default_model_on_a_gpu_without_network_falls_back_at_once(capsys, monkeypatch, tmp_path):
@@ -213,14 +213,14 @@ def test_a_gpu_without_network_takes_the_offline_copy_bench_fetch_model_made(cap
 @pytest.mark.parametrize("argv", [["--task", "all", "--contrastive", "--lr", "1e-6", "--temperature", "1.0"],
                                   ["--lr=1e-6", "--contrastive", "--temperature=1"]])
 def test_flags_given_win_over_the_demo_policys_flags(capsys, monkeypatch, argv):
-    """The fallback's flags (bench/demo/policy/flags.json) fill only the flags not given, also those given at their
+    """The demo preset's flags (rl.PRESETS["demo"]) fill only the flags not given, also those given at their
     default value (--contrastive, --lr 1e-6, --temperature 1.0 are the defaults); the line names only those it set."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     cfg = rl.decide_config(*rl.parse_flags(argv))
     assert (cfg.contrastive, cfg.lr, cfg.temperature) == (True, 1e-6, 1.0)
     assert (cfg.mu, cfg.max_new_tokens, cfg.model) == (2, 700, "tiny")  # the demo's flags for the rest
     [line] = capsys.readouterr().out.strip().splitlines()
-    assert "+4 flags" in line and len(line) < 160, line  # flags.json's 7, less the 3 given
+    assert "+4 flags" in line and len(line) < 160, line  # the preset's 7, less the 3 given
 
 
 def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch):
@@ -229,6 +229,38 @@ def test_sft_without_a_model_says_it_trains_the_demo_policy(capsys, monkeypatch)
     assert (cfg.model, cfg.init_from) == ("tiny", str(runs.DEMO_POLICY))
     [line] = capsys.readouterr().out.strip().splitlines()
     assert "--stage sft trains it on --data d.jsonl" in line and "--task" not in line and len(line) < 160
+
+
+@pytest.mark.parametrize("saved, preset, resumed", [
+    ({"temperature": 0.5, "mu": 3}, {"max_new_tokens": 700, "contrastive": False}, {"temperature": 0.5, "mu": 3}),
+    ({"stage": "all", "model": "tiny", "max_new_tokens": 64, "temperature": 0.9},
+     {"lora_rank": 8, "ssl_rounds": 4}, {"max_new_tokens": 64, "temperature": 0.9})], ids=["demo", "chain"])
+def test_a_preset_a_resumed_config_and_a_flag_combine_in_order(monkeypatch, tmp_path, saved, preset, resumed):
+    """defaults < the preset (rl.PRESETS: demo where no real model runs, chain for --stage all) < a resumed
+    config.json < the flags given: here a config.json that holds some fields (its others at the preset's values),
+    resumed with --lr. The preset once overwrote what config.json held (demo), or was skipped whole (chain)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    (tmp_path / "config.json").write_text(json.dumps(dict(saved, lr=1e-3)))
+    cfg = rl.decide_config(*rl.parse_flags(["--resume", "--out", str(tmp_path), "--lr", "2e-4"]))
+    assert cfg.lr == 2e-4  # the flag
+    assert {k: getattr(cfg, k) for k in resumed} == resumed  # config.json over the preset
+    assert {k: getattr(cfg, k) for k in preset} == preset  # the preset over the defaults
+    assert (cfg.eps_low, cfg.tau) == (rl.Config().eps_low, rl.Config().tau)  # the rest: defaults
+
+
+def test_a_model_that_does_not_load_decides_the_config_again_with_the_demo(monkeypatch, capsys):
+    """run()'s fallback when the chosen model fails to load goes through decide_config again (demo_because): the
+    demo policy with its preset under the flags given, said in one line, as when no real model was found."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(engine, "hub_reachable", lambda timeout=3.0: True)
+    cfg, given = rl.parse_flags(["--stage", "rl", "--lr", "3e-4"])
+    assert rl.decide_config(cfg, given).model == runs.DEFAULT_MODEL and capsys.readouterr().out == ""
+    again = rl.decide_config(cfg, given, demo_because=f"{runs.DEFAULT_MODEL} did not load")
+    assert (again.model, again.init_from, again.device, again.lr) == ("tiny", str(runs.DEMO_POLICY), "cpu", 3e-4)
+    assert {k: getattr(again, k) for k in rl.PRESETS["demo"] if k != "lr"} == \
+        {k: v for k, v in rl.PRESETS["demo"].items() if k != "lr"}
+    [line] = capsys.readouterr().out.strip().splitlines()
+    assert "did not load" in line and "demo policy" in line
 
 
 @pytest.mark.parametrize("argv", [["--lr", "-1"], ["--weight-decay", "-0.1"], ["--eps-low", "-0.2"],
@@ -637,7 +669,7 @@ if __name__ == "__main__":  # the evaluator's processes re-import this file
     def reward(task, completions):  # step 3 also evaluates a slow candidate: Ctrl-C comes while its judge runs
         calls.append(task)
         if len(calls) == 3:
-            evaluator.evaluate_many([(rl.load_tasks(rl.Config(task="cpu/relu"))[0][1], {slow!r})], progress=False)
+            evaluator.evaluate_many([(runs.load_tasks(rl.Config(task="cpu/relu"))[0][1], {slow!r})], progress=False)
         return test_rl.toy_reward(task, completions)
     rl.run = functools.partial(rl.run, reward_fn=reward)
     rl.main(sys.argv[1:])
@@ -992,7 +1024,7 @@ def test_a_correct_candidate_is_rewarded_stored_and_kept_as_best(tmp_path):
     fail_reward, and the winner lands in the database (score = speedup) and in OUT/best/ with its speedup."""
     cfg = rl.decide_config(rl.Config(model="tiny", device="cpu", task="cpu/relu", group_size=2,
                                       eval_time_budget=0.2, out=str(tmp_path), log_speedup=False, fail_reward=0.0))
-    tasks = rl.load_tasks(cfg)
+    tasks = runs.load_tasks(cfg)
     db, best = runs.open_database(cfg, tasks)
     rollouts = [dict(texts=[CLAMP_RELU, "I would rather not."])]
     results, raw, rewards = rl.evaluate_and_reward(cfg, tasks, rollouts)
@@ -1108,7 +1140,7 @@ def test_a_copy_of_the_reference_earns_what_a_failure_earns(monkeypatch, tmp_pat
     db, best = cudal1.ExemplarDB(), {}
     rl.record_winners(cfg, db, best, batch, rollouts, results, step=1)
     assert [e.code for e in db.entries("t")] == [code("honest")] and best["t"][1] == code("honest")
-    rl.add_measured(cfg, db, [dict(task="t", code=code("copy"), result=COPY.to_dict())])
+    runs.add_measured(cfg, db, [dict(task="t", code=code("copy"), result=COPY.to_dict())])
     assert [e.code for e in db.entries("t")] == [code("honest")]
     with pytest.raises(rl.ConfigError, match="copy_reward"):
         runs.check_config(replace(cfg, copy_reward="half"))
@@ -1197,7 +1229,7 @@ def test_timing_noise_earns_no_advantage_by_default(monkeypatch):
     cfg = rl.Config(device="cpu", group_size=4, reward_normalize=True, log_speedup=False, fail_reward=0.0)
     _, raw, rewards = rl.evaluate_and_reward(cfg, batch, rollouts)
     assert raw.tolist() == [1.0] * 7 + [2.0]
-    adv = rl.group_advantages(torch.tensor(rewards).view(2, 4))
+    adv = rl.group_advantages(torch.tensor(rewards).view(2, 4), std_normalize=True, std_floor=0.0)  # the paper's
     # step: mean 1.125, std sqrt((7 * .125^2 + .875^2) / 8) = 0.330719 -> 1x: -0.377964, 2x: 2.645751 -> clip 1.5;
     # group 2 [-.377964 x3, 1.5]: mean 0.091527, std 0.813182 -> 2x: 1.408473 / (0.813182 + 1e-4) = 1.731838
     assert adv[0].tolist() == [0.0] * 4 and adv[1, 3].item() == pytest.approx(1.731838, abs=1e-5)

@@ -22,9 +22,10 @@ PROCESS_REF = re.compile(r"(?<![\w-])(?:sessions?|issues?|calls?)\s#?\d+(?![\d.]
 BUDGETS = {  # file: (lines, bytes)
     "evaluator.py": (1100, 61_000),
     "README.md": (250, 25_000),
-    "rl.py": (900, 60_000),  # the method: config, stages, the step loop
+    "rl.py": (680, 46_000),  # the method: the Config, the RL loop and its parts, the stages before it
     "engine.py": (520, 32_000),  # the policy engine: loading, LoRA, sampling, log-probs, data parallel
-    "runs.py": (800, 47_000),  # the run plumbing: help and config checks, the policy choice, files, resume
+    "runs.py": (940, 56_000),  # the run plumbing: help and config checks, the policy choice, the measurement
+    # protocol, files, resume, stage-1 data
     "chain.py": (240, 14_000),  # --stage all: the recipe, the stages in turn, the plan and the closing table
     "cudal1.py": (375, 20_000),
     "prompts.py": (340, 20_000),
@@ -95,3 +96,34 @@ def test_root_modules_comments_keep_invariants_not_lab_notes():
                   if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and ast.get_docstring(n)]
         found += [f"{path.name}:{line}: {m.group(0)}" for line, t in texts for m in note.finditer(t)]
     assert not found, found
+
+
+ROOT_MODULES = ("rl", "runs", "engine", "chain", "cudal1", "prompts", "evaluator", "fences")
+MODULE_NAME = re.compile(r"(?<![\w./-])(" + "|".join(ROOT_MODULES) + r")\.([A-Za-z_]\w*)")  # rl.run, not bench/rl.x
+
+
+def test_every_module_name_the_docs_mention_exists(capsys):
+    """Each `module.name` of a root module that the README, a root module's docstrings and comments, or --help name
+    resolves (rl.py, a file, is not a name): a name moved or renamed is found here, not by a reader."""
+    import ast
+    import importlib
+    import io
+    import sys
+    import tokenize
+    sys.path.insert(0, str(ROOT))
+    import rl
+    texts = [("README.md", (ROOT / "README.md").read_text())]
+    for path in sorted(ROOT.glob("*.py")):
+        text = path.read_text()
+        texts += [(f"{path.name}:{t.start[0]}", t.string) for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if t.type == tokenize.COMMENT]
+        texts += [(f"{path.name}:{n.body[0].lineno}", ast.get_docstring(n, clean=False))
+                  for n in ast.walk(ast.parse(text))
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and ast.get_docstring(n)]
+    with pytest.raises(SystemExit):
+        rl.parse_config(["--help"])
+    texts.append(("--help", capsys.readouterr().out))
+    named = [(where, m.group(0)) for where, text in texts for m in MODULE_NAME.finditer(text) if m.group(2) != "py"]
+    missing = [(where, name) for where, name in named if not hasattr(importlib.import_module(name.split(".")[0]),
+                                                                      name.split(".")[1])]
+    assert len(named) > 50 and not missing, missing

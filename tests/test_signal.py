@@ -90,6 +90,43 @@ def test_the_kl_anchor_is_the_policy_the_stage_started_from(sft_lora, tmp_path, 
     assert not torch.allclose(now(ids).logits, starting(ids).logits)
 
 
+def test_a_resume_keeps_its_full_weights_anchor_when_init_from_is_gone(tmp_path, monkeypatch):
+    """Full weights, beta > 0: the anchor (--init-from's weights) is kept in OUT/anchor.pt, so a resume anchors to the
+    same start after --init-from's folder is gone (it read --init-from's ckpt.pt again: a missing file ended it), and
+    the resumed run's steps are those of a run never cut."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    init = tmp_path / "sft"
+    rl.run(rl.parse_config(TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", [RECORD]), "--task",
+                                   "cpu/relu", "--steps", "1", "--lr", "1e-2", "--out", str(init)]))
+    flags = ["--init-from", str(init), "--task", "cpu/relu", "--group-size", "2", "--max-new-tokens", "8", "--device",
+             "cpu", "--beta", "0.5", "--lr", "1e-2", "--ckpt-every", "1"]
+    rl.run(rl.parse_config(flags + ["--steps", "3", "--out", str(tmp_path / "straight")]),
+           reward_fn=lambda t, x: ranked(x))
+    rl.run(rl.parse_config(flags + ["--steps", "2", "--out", str(tmp_path / "cut")]), reward_fn=lambda t, x: ranked(x))
+    start = torch.load(init / "ckpt.pt", weights_only=False)["model"]
+    anchor = torch.load(tmp_path / "cut" / "anchor.pt", weights_only=True)
+    assert anchor.keys() == start.keys() and all(torch.equal(anchor[k], start[k]) for k in start)
+    (init / "ckpt.pt").unlink()
+    rl.run(rl.parse_config(["--resume", "--out", str(tmp_path / "cut"), "--steps", "3"]),
+           reward_fn=lambda t, x: ranked(x))
+    straight, cut = (runs.read_jsonl(tmp_path / name / "log.jsonl") for name in ("straight", "cut"))
+    assert [r["kl"] for r in cut] == [r["kl"] for r in straight] and cut[2]["kl"] > 0
+
+
+def test_a_lora_resume_without_its_anchor_is_an_error(sft_lora, tmp_path, monkeypatch):
+    """With LoRA, a resumed step without OUT/anchor.pt cannot know the stage's starting adapters: an error naming the
+    file, not a silent anchor on the adapters of now (a KL to where the policy is: zero, and no pull back)."""
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    out = tmp_path / "rl"
+    rl.run(rl.parse_config(["--init-from", str(sft_lora / "run"), "--task", "cpu/relu", "--steps", "1", "--group-size",
+                            "2", "--max-new-tokens", "8", "--device", "cpu", "--beta", "0.5", "--lr", "1e-2",
+                            "--out", str(out)]), reward_fn=lambda t, x: ranked(x))
+    (out / "anchor.pt").unlink()
+    with pytest.raises(engine.PolicyError, match="anchor.pt"):
+        rl.run(rl.parse_config(["--resume", "--out", str(out), "--steps", "2"]), reward_fn=lambda t, x: ranked(x))
+    assert len(runs.read_jsonl(out / "log.jsonl")) == 1
+
+
 def test_the_database_gets_every_working_variant_whatever_sft_trains_on(tmp_path, monkeypatch):
     """--sft-min-speedup narrows what sft trains on, not the exemplar database: slower variants are the speed choices
     GRPO learns from (after sft on fast ones alone, each group recited one program)."""
@@ -219,7 +256,7 @@ def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch
     for step in range(1, 25):
         [prompt] = rl.build_prompts(cfg, db, [("cpu/relu", RELU)], step, tok)
         seen |= {s for s, c in codes.items() if c.strip() in prompt}
-        targets.add(rl.target_score(db, "cpu/relu", np.random.default_rng([rl.seed_for(cfg, step, "cpu/relu"), 1])))
+        targets.add(rl.target_score(db, "cpu/relu", np.random.default_rng([rl.seed_for(cfg, step, "cpu/relu"), 1]))[0])
         assert prompt.count("### Variant") == 2
     assert seen == {0.7, 1.3} and targets == {1.3, 1.9}  # never the best (2.1) nor the long one (1.9)
     record = dict(task="cpu/relu", ref_code=RELU, code=codes[1.3], result=dict(status="ok", speedup=1.3))
@@ -236,12 +273,48 @@ def test_target_score_by_hand():
     db = cudal1.ExemplarDB()
     db.seed_reference("t", "ref")
     draws = lambda: {rl.target_score(db, "t", np.random.default_rng(i)) for i in range(40)}  # noqa: E731
-    assert draws() == {math.inf}  # the reference alone: shown
+    assert draws() == {(math.inf, 2)}  # the reference alone: shown
     db.add("t", "a", 0.7)
-    assert draws() == {1.0}
+    assert draws() == {(1.0, 2)}  # (one known answer: no smaller prompt keeps two)
     for code, score in (("b", 1.3), ("c", 1.9), ("d", 2.1)):
         db.add("t", code, score)
-    assert draws() == {1.3, 1.9}  # two below each, the best (2.1) left out
+    assert draws() == {(1.3, 2), (1.9, 2)}  # two below each, the best (2.1) left out
+
+
+def database(*scores):
+    """A task's database: the reference at 1.0 and a code per further score."""
+    db = cudal1.ExemplarDB()
+    db.seed_reference("t", "ref")
+    for i, score in enumerate(scores):
+        db.add("t", f"code {i}", score)
+    return db
+
+
+def known_answers(db, shown):
+    """The codes a prompt does not show that score at least as much as every variant it shows."""
+    top = max(e.score for e in shown)
+    return [e for e in db.entries("t") if e.code not in {s.code for s in shown} and e.score >= top]
+
+
+@pytest.mark.parametrize("scores, target, n_shown", [((0.7, 1.3), 1.0, 1), ((1.0, 1.5), 1.5, 1)],
+                         ids=["0.7-1.0-1.3", "1.0-1.0-1.5"])
+def test_a_small_database_shows_one_variant_fewer_to_keep_two_known_answers(scores, target, n_shown):
+    """{0.7, 1.0, 1.3}: two shown (0.7, 1.0) leave the best (1.3) the one known answer; one shown (0.7, below a
+    target of 1.0) leaves two (1.0, 1.3). {1.0, 1.0, 1.5} (round_to_one makes ties at 1.0 common): both 1.0s shown
+    leave the best alone; one shown leaves the other 1.0 and 1.5. A group that writes either has a speed to learn."""
+    db, cfg = database(*scores), rl.Config(n_exemplars=2)
+    for seed in range(30):
+        shown = rl.draw_variants(cfg, db, "t", seed)
+        assert len(shown) == n_shown and len(known_answers(db, shown)) >= 2
+        assert rl.target_score(db, "t", np.random.default_rng(seed), 2) == (target, n_shown)
+
+
+def test_ties_that_already_keep_two_known_answers_show_every_variant():
+    """{1.0, 1.0, 1.0, 1.5}: two of the three 1.0s shown leave the third and 1.5: two known answers, two shown."""
+    db, cfg = database(1.0, 1.0, 1.5), rl.Config(n_exemplars=2)
+    for seed in range(30):
+        shown = rl.draw_variants(cfg, db, "t", seed)
+        assert len(shown) == 2 and len(known_answers(db, shown)) >= 2
 
 
 def test_compare_variants_says_what_the_faster_code_does_differently():
@@ -265,3 +338,41 @@ def test_the_default_loss_weighs_every_token_alike():
     args = (logp, logp, torch.tensor([-1.0, 1.0]), mask)
     assert rl.grpo_loss(*args, variant=rl.Config().loss_variant)[0] == pytest.approx(-0.5)
     assert rl.grpo_loss(*args, variant="grpo")[0] == pytest.approx(0.0)
+
+
+def test_replies_cut_at_the_cap_are_marked_logged_and_masked_on_request(tmp_path, monkeypatch):
+    """A reply with no eos before max_new_tokens is cut: generate marks it (cut), the log counts it, and
+    --mask-truncated leaves it out of the update (under a token mean the longest failures would weigh most)."""
+    cfg = rl.Config(model="tiny", device="cpu", group_size=4, max_new_tokens=6, grad_accum=1, lr=1e-3)
+    model, tok = engine.load_policy(cfg)
+    eos = engine.eos_ids(model, tok)
+    [rollout] = engine.generate(cfg, model, tok, ["def f(x):\n"], seed=0)
+    assert rollout["cut"].tolist() == [not bool(torch.isin(row, eos).any()) for row in rollout["ids"]]
+    g = torch.Generator().manual_seed(0)
+    rollouts = [dict(prompt=torch.randint(0, 256, (6,), generator=g), ids=torch.randint(0, 256, (4, 8), generator=g),
+                     mask=torch.ones(4, 8, dtype=torch.bool), cut=torch.tensor([True, False, False, True]))]
+    adv = torch.tensor([1.0, -1.0, 0.5, -0.5])
+    trained = {flag: rl.update(rl.replace(cfg, mask_truncated=flag), model, None,
+                               torch.optim.AdamW(model.parameters(), lr=cfg.lr), rollouts, adv)["trained"]
+               for flag in (False, True)}
+    assert trained == {False: 4, True: 2}
+    monkeypatch.setattr(rl, "build_prompt", short_prompt)
+    rl.run(rl.parse_config(TINY + ["--task", "cpu/relu", "--steps", "1", "--group-size", "4", "--max-new-tokens", "6",
+                                   "--mask-truncated", "--out", str(tmp_path / "o")]), reward_fn=lambda t, x: ranked(x))
+    [rec] = runs.read_jsonl(tmp_path / "o" / "log.jsonl")
+    assert rec["cut"] > 0 and rec["trained"] == 4 - rec["cut"]  # (the random tiny model rarely ends in 6 tokens)
+
+
+def test_the_loss_scores_the_chosen_tokens_alone_as_a_full_log_softmax_would():
+    """engine.chosen_logps: the chosen tokens' log-probs at a temperature, each chosen logit less its row's
+    logsumexp, without a (m, T, V) tensor of every log-prob; the values and gradients of the full log-softmax."""
+    logits = torch.randn(3, 5, 11, generator=torch.Generator().manual_seed(0)).requires_grad_()
+    ids = torch.randint(0, 11, (3, 5), generator=torch.Generator().manual_seed(1))
+    full = torch.log_softmax(logits / 0.7, -1).gather(-1, ids[..., None]).squeeze(-1)
+    ours = engine.chosen_logps(logits, ids, 0.7)
+    torch.testing.assert_close(ours, full)
+    grad_full, = torch.autograd.grad(full.sum(), logits)
+    grad_ours, = torch.autograd.grad(ours.sum(), logits)
+    torch.testing.assert_close(grad_ours, grad_full)
+    assert engine.chosen_logps(torch.tensor([[[2.0, 0.0]]]), torch.tensor([[0]]), 1.0).item() == \
+        pytest.approx(2 - math.log(math.exp(2) + 1))

@@ -98,10 +98,10 @@ def test_sft_min_speedup_keeps_only_the_records_measured_that_fast(tmp_path):
             for s in (0.5, 1.2, 3.0)] + [{"task": "cpu/relu", "ref_code": RELU, "code": CLAMP,
                                            "result": {"status": "wrong_output", "speedup": None}}]
     data = write_jsonl(tmp_path / "d.jsonl", recs)
-    assert rl.sft_records(rl.Config(data=data)) == (recs[:3], recs[:3])
-    assert rl.sft_records(rl.Config(data=data, sft_min_speedup=1.2)) == (recs[:3], recs[1:3])
+    assert runs.sft_records(rl.Config(data=data)) == (recs[:3], recs[:3])
+    assert runs.sft_records(rl.Config(data=data, sft_min_speedup=1.2)) == (recs[:3], recs[1:3])
     with pytest.raises(rl.ConfigError, match="at least 4x"):
-        rl.sft_records(rl.Config(data=data, sft_min_speedup=4.0))
+        runs.sft_records(rl.Config(data=data, sft_min_speedup=4.0))
 
 
 def test_sft_raises_the_likelihood_of_its_records(tmp_path, short_prompts):
@@ -181,7 +181,7 @@ def test_sft_contrastive_shows_neither_the_target_nor_faster_codes(monkeypatch):
                for i, c in enumerate(codes)]
     db = cudal1.ExemplarDB()
     db.seed_reference("cpu/relu", RELU)
-    rl.add_measured(cfg, db, records)
+    runs.add_measured(cfg, db, records)
     db.add("cpu/relu", codes[0] + "   \n", 1.9)  # the same code up to trailing whitespace: a re-measurement
     others = 0
     for step in range(1, 11):
@@ -236,7 +236,7 @@ def ssl_round(relu_writer, tmp_path_factory):
     """One ssl round from relu_writer on cpu/relu (2 samples, both working) and cpu/add_mul (2 failures), with the
     rollouts and results the round evaluated, every evaluator call, and the examples each sft_step received."""
     seen, trained, many = {}, [], []
-    evaluate_all, sft_step, evaluate_many = rl.evaluate_all, rl.sft_step, evaluator.evaluate_many
+    evaluate_all, sft_step, evaluate_many = runs.evaluate_all, rl.sft_step, evaluator.evaluate_many
 
     def spy_evaluate(cfg, batch, rollouts, timing=None, phases=None):
         seen.update(batch=batch, rollouts=rollouts, timing=timing,
@@ -253,7 +253,7 @@ def ssl_round(relu_writer, tmp_path_factory):
 
     out = tmp_path_factory.mktemp("ssl") / "run"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(rl, "evaluate_all", spy_evaluate)
+        mp.setattr(runs, "evaluate_all", spy_evaluate)
         mp.setattr(rl, "sft_step", spy_sft_step)
         mp.setattr(evaluator, "evaluate_many", spy_many)
         rl.run(rl.parse_config(["--stage", "ssl", "--init-from", str(relu_writer), "--task", "cpu/relu,cpu/add_mul",
@@ -265,7 +265,7 @@ def ssl_round(relu_writer, tmp_path_factory):
 def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
     out, seen, trained = ssl_round
     results = seen["results"]
-    assert seen["timing"] == rl.correctness_only(rl.Config())  # correctness only: 1-2 timed rounds
+    assert seen["timing"] == runs.correctness_only(rl.Config())  # correctness only: 1-2 timed rounds
     assert [r.status for r in results[:2]] == ["ok", "ok"], [r.reason for r in results]  # cpu/relu, the real verdict
     assert not any(r.same_as_reference for r in results[:2]) and seen["rollouts"][0]["codes"] == [CLAMP.strip()] * 2
     assert all(r.status != "ok" for r in results[2:])  # cpu/add_mul: the relu writer writes junk there
@@ -284,7 +284,7 @@ def test_ssl_trains_on_its_successes_only(ssl_round, relu_writer):
     assert checked["max_rounds"] == rl.Config().ssl_check_rounds
     assert opts["tol"] == checked["tol"] == rl.Config().eval_tol
     assert again == [CLAMP.strip()] and timed[0].status == "ok" and timed[0].rounds > checked["max_rounds"]
-    assert gained[0]["score"] == pytest.approx(rl.rounded(rl.Config(), timed[0].speedup))
+    assert gained[0]["score"] == pytest.approx(runs.rounded(rl.Config(), timed[0].speedup))
 
 
 def test_ssl_rounds_of_ssl_tasks_sample_the_tasks_drawn_for_them(relu_writer, tmp_path):
@@ -294,7 +294,7 @@ def test_ssl_rounds_of_ssl_tasks_sample_the_tasks_drawn_for_them(relu_writer, tm
                                   "--group-size", "2", "--ssl-rounds", "3", "--ssl-tasks", "1", "--max-new-tokens",
                                   "120", "--eval-time-budget", "0", "--device", "cpu", "--out", str(tmp_path / "run")]))
     logs = runs.read_jsonl(tmp_path / "run" / "log.jsonl")
-    drawn = [[name for name, _ in rl.pick_tasks(rl.replace(cfg, tasks_per_step=1), rl.load_tasks(cfg), r)]
+    drawn = [[name for name, _ in rl.pick_tasks(rl.replace(cfg, tasks_per_step=1), runs.load_tasks(cfg), r)]
              for r in (1, 2, 3)]
     assert [rec["tasks"] for rec in logs] == drawn and all(sum(rec["status"].values()) == 2 for rec in logs)
 
@@ -396,7 +396,7 @@ def test_collect_stops_after_m_successes_then_sft_reads_it(relu_writer, tmp_path
 
     cfg = rl.parse_config(TINY + ["--stage", "sft", "--data", str(out / "collected.jsonl"), "--steps", "1",
                                   "--task", "cpu/relu", "--out", str(tmp_path / "sft")])
-    assert rl.sft_records(cfg)[1] == recs[:2]
+    assert runs.sft_records(cfg)[1] == recs[:2]
     rl.run(cfg)
     [stored] = [e for e in runs.read_jsonl(tmp_path / "sft" / "exemplars.jsonl") if not e["meta"].get("reference")]
     assert (stored["task"], stored["code"], stored["score"]) == ("cpu/relu", CLAMP.strip(),

@@ -7,7 +7,7 @@
                                     # (--exemplars bench/demo/stage1.jsonl: contrastive prompts showing its codes)
 
 The demo policy is what `python rl.py --task all` starts from on a machine without a GPU or without network (rl.py's
-fallback_to_demo, which loads it like --init-from, with the settings of policy/flags.json). `export` keeps ckpt.pt's
+fallback_to_demo, which loads it like --init-from, with the settings of rl.PRESETS["demo"]). `export` keeps ckpt.pt's
 weights (no optimizer moments, no RNG states: 1.3 MB instead of 4 MB) and config.json (the model name), not the
 exemplar database: the demo runs plain prompts (no exemplars shown), and ssl's speedups, timed over 1-2 rounds, are
 too rough to start an RL run's best-so-far; an RL run from the policy starts with the references alone.
@@ -109,7 +109,7 @@ def exemplar_db(cfg, path, tasks):
     db = ExemplarDB()
     for name, ref in tasks:
         db.seed_reference(name, ref)
-    rl.add_measured(cfg, db, runs.read_jsonl(path))
+    runs.add_measured(cfg, db, runs.read_jsonl(path))
     return db
 
 
@@ -118,14 +118,14 @@ def compare(cfg, policies, n, exemplars=None):
     the policies see the same random numbers, so their samples differ only where the policies differ. One evaluator
     call for all: a reply two policies both wrote is evaluated once. exemplars: a JSONL for exemplar_db; then the
     prompts are contrastive (the same variants shown to every policy), else plain."""
-    tasks, rollouts = rl.load_tasks(cfg), []
+    tasks, rollouts = runs.load_tasks(cfg), []
     db = exemplar_db(cfg, exemplars, tasks) if exemplars else None
     for policy in policies:
         c = rl.replace(cfg, init_from=str(policy), group_size=n, contrastive=db is not None)
         model, tok = engine.initial_policy(c)
         prompts = rl.build_prompts(c, db, tasks, PAIRED_STEP, tok)
         rollouts += rl.generate_all(c, model, tok, tasks, prompts, PAIRED_STEP)
-    results = rl.evaluate_all(cfg, tasks * len(policies), rollouts)  # (policy, task, sample) order
+    results = runs.evaluate_all(cfg, tasks * len(policies), rollouts)  # (policy, task, sample) order
     m = len(tasks) * n
     return [pooled([{"per_task": runs.task_stats(tasks, results[k * m:(k + 1) * m])}], n) for k in range(len(policies))]
 

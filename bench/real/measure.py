@@ -2,7 +2,7 @@
 
 Each checkpoint (the base model, or a stage's run folder) writes 16 samples per task from the same prompts under the
 same seeds, every sample evaluated with the full time budget and handled as the RL stage handles speedups
-(rl.measure: within 0.02 of 1 counts as 1, above 3x evaluated again and the lower kept). The seeds are those of step
+(runs.measure: within 0.02 of 1 counts as 1, above 3x evaluated again and the lower kept). The seeds are those of step
 PAIRED_STEP: rl.py draws every training sample from rl.seed_for(cfg, step, task) with the step (or ssl round) of the
 run, and check_fresh_seeds refuses a run folder (or one it started from) that logged or planned a step that high, so
 no training step drew the protocol's samples; every checkpoint draws the same ones (paired samples).
@@ -236,7 +236,7 @@ def measure(cfg, folder, splits, work, samples=SAMPLES, stop_after=0.0, baseline
     compiled ms}. Generated --gen-batch tasks at a time (one generate call, its samples kept in work/samples.jsonl as
     it ends), then every sample evaluated in ONE
     evaluator call, each result kept in work/evaluated.jsonl as it ends (a build that hangs holds one build slot,
-    not the rest), then settled as rl.measure settles them (work/results.jsonl). After a cut the same command goes
+    not the rest), then settled as runs.measure settles them (work/results.jsonl). After a cut the same command goes
     on where it stopped, with the samples an uncut run draws (a generate call's seed comes from its tasks' names).
     stop_after (seconds, 0 = never): no generate call starts that would end later, going by the longest so far;
     then None."""
@@ -271,13 +271,13 @@ def measure(cfg, folder, splits, work, samples=SAMPLES, stop_after=0.0, baseline
 
 
 def evaluate(cfg, batch, rollouts, work):
-    """rl.measure's results for the rollouts' codes (in (B*G) order), the first evaluation of each (task, code) kept
+    """runs.measure's results for the rollouts' codes (in (B*G) order), the first evaluation of each (task, code) kept
     in work/evaluated.jsonl (under the code's sha256: samples.jsonl holds the code) as it ends and taken from there
     when a cut run goes on."""
     kept_first = kept(work, "evaluated.jsonl", cfg, key=lambda rec: (rec["task"], rec["code_sha256"]))
     first = {k: Result(**v) for k, v in kept_first.items()}
     task_of, lock = {ref: name for name, ref in batch}, threading.Lock()
-    pairs = rl.code_pairs(batch, rollouts)
+    pairs = runs.code_pairs(batch, rollouts)
 
     def key(pair):
         return task_of[pair[0]], hashlib.sha256(pair[1].encode()).hexdigest()
@@ -289,8 +289,8 @@ def evaluate(cfg, batch, rollouts, work):
                  record=lambda k, v: dict(task=k[0], code_sha256=k[1], items=v))
             first[key(pair)] = res
     if left:
-        rl.evaluate_pairs(cfg, left, on_result=kept_one)
-    return rl.settle(cfg, pairs, [copy(first[key(p)]) for p in pairs])
+        runs.evaluate_pairs(cfg, left, on_result=kept_one)
+    return runs.settle(cfg, pairs, [copy(first[key(p)]) for p in pairs])
 
 
 def setup_of(cfg):
@@ -381,7 +381,7 @@ def main(argv=None):
     args = p.parse_args(argv[:argv.index("--")])
     cfg, given = rl.parse_flags(argv[argv.index("--") + 1:] + ["--stage", "collect"])  # a stage that takes top_p < 1
     cfg = rl.decide_config(replace(cfg, task=args.train), given)
-    splits = {"train": rl.load_tasks(cfg), "heldout": rl.load_tasks(replace(cfg, task=args.heldout))}
+    splits = {"train": runs.load_tasks(cfg), "heldout": runs.load_tasks(replace(cfg, task=args.heldout))}
     check_fresh_seeds(args.folder)
     stats = measure(cfg, args.folder, splits, args.work or Path("runs/measure") / args.label, args.samples,
                     args.stop_after, compile_baselines(args.compile_baselines))
