@@ -131,7 +131,7 @@ def test_the_rl_loop_survives_any_one_verdict(tmp_path, monkeypatch):
     and refuses the rest quietly, and the run goes on to its checkpoint."""
     codes = iter(range(10 ** 6))
     monkeypatch.setattr(rl, "build_prompt", lambda ref_src, *a, **k: "Rewrite: " + ref_src[:20])
-    monkeypatch.setattr(rl, "extract_code", lambda text: type("Code", (), {"code": f"# sample {next(codes)}\n"})())
+    monkeypatch.setattr(runs, "extract_code", lambda text: type("Code", (), {"code": f"# sample {next(codes)}\n"})())
 
     def fake_evaluate(ref_src, cand_src, device="cpu", **kw):
         name, res = PLAN[int(cand_src.split()[2]) % len(PLAN)]
