@@ -116,8 +116,8 @@ class Options:
     pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (unpinned,
                                  # two processes' harness overheads differ: RESULTS.md on the clock)
     host_clock: bool = True      # CUDA: charge CPU time in the call beyond the reference's (work the hold would hide)
-    clean_rounds: int = 10       # rounds of the reference alone once the candidate's processes ended, which cap what
-                                 # its paired rounds cost (work the candidate left on the GPU slows those only)
+    clean_rounds: int = 10       # rounds of the reference alone once the candidate's processes ended, which cap its
+                                 # paired rounds where a test says they ran slower (work left on the GPU slows those)
     time_copies: bool = True     # time a reference copy in full (off: checked in full, timed 1-2 rounds, as it
                                  # earns no speedup credit; a quarter of an untrained model's samples are copies)
 
@@ -706,7 +706,7 @@ def _timed_rounds(s, o, tols, n_checks):
 def _clean_rounds(s, o, n):
     """The reference's clock with no candidate process left: the candidate's process group killed (its CUDA contexts
     end with it, and every kernel it left queued or running), then n rounds of the reference alone, each made as a
-    paired round's. charge caps the reference's paired levels by these (fences.clean_cap)."""
+    paired round's. charge caps the paired rounds by these where a test says they ran slower (fences.clean_cap)."""
     fences.signal_group(s.pid["cand"], signal.SIGKILL)
     deadline = time.monotonic() + 5.0
     while fences.group_pids(s.pid["cand"]) and time.monotonic() < deadline:
@@ -721,13 +721,13 @@ def _clean_rounds(s, o, n):
 
 def _precise_enough(clock, precision):
     """Is the speedup known within +-precision (0: never asked)? 95% confidence from the rounds' paired log ratios of
-    the precise clocks, once the precise clock is what the candidate is charged: a wider clock's bound is a level over
-    the rounds so far, which a few rounds move, so then the time budget decides."""
+    the precise clocks, once no wider clock can add to the charge: not even with the sign test turned round (z < 0:
+    a bound bites unless the rounds show the excess within its allowance)."""
     if not precision or len(clock["ref"]) < 2:
         return False
     r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
-    return (1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)  # the charge only once that holds
-            and charge(clock)[1] <= _level([x[0] for x in clock["cand"]]))
+    return (1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)
+            and charge(clock, z=-fences.Z)[1] <= _level([x[0] for x in clock["cand"]]))
 
 
 def _make_inputs(mod, device, seed):
@@ -891,36 +891,36 @@ def _level(xs):
     return statistics.median(xs) if len(xs) < 2 else (statistics.median(xs[0::2]) + statistics.median(xs[1::2])) / 2
 
 
-def charge(clock, slack=0.02, rel=(0.05, 0.03)):
+def charge(clock, slack=0.02, rel=(0.05, 0.03), z=fences.Z):
     """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's[, host] ms) per timed
-    call, and (clock["clean"], optional) the reference's rounds once no candidate process was left.
+    call, paired round by round, and (clock["clean"], optional) the reference's rounds once no candidate was left.
 
-    Levels are _level()s over the calls. The reference costs the level of its precise clock: CUDA events on forward's
-    stream from the end of the hold (GPU time), or on CPU the host's clock around forward. The candidate costs the
-    larger of its precise clock and a bound per wider clock: the worker's (forward to the end of the copy-out: side
-    streams, work hidden in the harness), the judge's (from before it writes the inputs to the answer: everything,
-    and no code of the candidate's can touch it) and on CUDA the host's (CPU time of forward's thread in forward and
-    of the worker's other threads in the call: CPU work the GPU hold hides). A bound is the candidate's level on that
-    clock less the reference's overhead there (its level beyond the precise clock; on the host clock, all of it) less
-    an allowance for noise, the largest of: `slack` x the reference's time; rel[clock] x that overhead (two processes
-    running the same code differ there by up to ~5% of the worker's and ~3% of the judge's); 3 x the IQR of the
-    reference's overhead there / sqrt(rounds). Hidden work under the allowance is free; forged precise or worker
-    clocks leave the judge's. Every level of the reference is capped by its clean level (fences.clean_cap): GPU work
-    the candidate left running cannot raise the reference's time or the overhead taken off the candidate's bounds.
+    Each side costs the level (_level) of its precise clock: CUDA events on forward's stream after the hold, or on
+    CPU the host's clock around forward. A wider clock adds to the candidate's cost only on evidence beyond the
+    noise: its time there beyond its precise clock, less the reference's overhead there in the same round (on the
+    host clock, all of the reference's CPU time), must exceed the allowance by a sign test over the rounds
+    (fences.median_bounds at z; z < 0: unless the rounds show it within); then the median excess (z < 0: the most
+    the rounds allow) less the allowance is added. The worker's clock (forward to the copy-out's end) sees side
+    streams and work in the harness; the judge's (from before it writes the inputs to the answer) sees everything
+    and no candidate code can touch it; on CUDA the host's sees CPU work the GPU hold hides. The allowance: `slack`
+    x the reference's time, or rel[clock] x its overhead there (two processes running the same code differ by up to
+    ~5% on the worker's clock, ~3% on the judge's). The reference's parts are capped by its clean rounds where a
+    test says the candidate slowed them (fences.clean_cap). Noise in some rounds, or in one phase, bites neither
+    side; forged clocks leave the judge's; a clock that is not a finite number fails the candidate (clocks_read).
 
     >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
-    (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
+    (1.0, 0.88, 0.0, 0.0)                                                      # 0.2 + (1.2 - 0.5) - 0.02 slack
     """
     ref, cand, clean = clock["ref"], clock["cand"], clock.get("clean", [])
-    ref_ms, bounds = fences.clean_cap(_level([x[0] for x in ref]), [x[0] for x in clean], slack), []
-    host = all(len(x) > 3 and x[3] is not None for x in ref + cand)
-    for c, share in [(1, rel[0]), (2, rel[1])] + [(3, rel[0])] * host:  # the worker's clock, the judge's, the host's
-        over = [x[c] - x[0] if c < 3 else x[c] for x in ref]  # (the host clock is CPU time in the call: all overhead)
-        q = torch.tensor(over, dtype=torch.float64).quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
-        over_ms = fences.clean_cap(_level(over), [x[c] - x[0] if c < 3 else x[c] for x in clean], share)
-        allow = max(slack * ref_ms, share * over_ms, 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
-        bounds.append(_level([x[c] for x in cand]) - over_ms - allow)
-    cand_ms = max(_level([x[0] for x in cand]), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
+    n, shares = fences.clocks_read(ref, cand, clean), (slack, *rel, rel[0])
+    ref = fences.clean_cap([fences.parts(x, n) for x in ref], [fences.parts(x, n) for x in clean], shares)
+    ref_ms, cand_ms, extra = _level([x[0] for x in ref]), _level([x[0] for x in cand]), 0.0
+    for c in range(1, n):  # the worker's clock, the judge's, the host's
+        excess = [y[c] - y[0] - x[c] for x, y in zip(ref, cand)]
+        allow = max(slack * ref_ms, shares[c] * _level([x[c] for x in ref]))
+        if (bound := fences.median_bounds(excess, z)[0]) > allow:
+            extra = max(extra, max(bound, statistics.median(excess)) - allow)
+    cand_ms = max(cand_ms + extra, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
     return ref_ms, cand_ms, _spread([x[0] for x in ref])[0], _spread([x[0] for x in cand])[0]
 
 

@@ -6,8 +6,10 @@ Covered (each with the corpus files, under tests/corpus/, that exercise it):
                says it cannot): memory_plan, the only call rl.py makes here. honest/cuda_large_relu_huge.
     shared     the buffers a worker shares with the judge, alone in their allocator segments (a CUDA IPC handle maps
                a whole segment) or in an unnamed memfd (CPU). hacks/cuda_ipc_oracle_overwrite, hacks/fd_broker_mitm.
-    clean      the reference's level with no candidate process left on the device, which caps what its paired
-               rounds may cost (GPU work that outlives SIGSTOP, a second CUDA context). hacks/cuda_*_interfere.
+    tests      the charge's evidence: a sign test's bounds on a median, by which a wider clock's excess or the
+               clean cap bites only beyond the noise; the reference's level with no candidate process left, which caps
+               its paired rounds (GPU work that outlives SIGSTOP, a second CUDA context); clocks that are finite
+               numbers. hacks/cuda_*_interfere, hacks/input_watcher_thread, hacks/cuda_hold_window_cpu.
     numerics   the flags that change fp32 arithmetic, read right after forward returns. hacks/flag_tf32_*.
     host       contexts that sleep while they wait, so that CPU time is work (the host clock).
                hacks/cuda_hold_window_cpu.
@@ -59,6 +61,7 @@ import shlex
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -473,22 +476,60 @@ def unpack(template, tensors, sets=2):
     return stage, list(it)
 
 
-# ---------------------------------------------------------------------------- clean: the reference with no candidate
+# ---------------------------------------------------------------------------- tests: the charge's evidence
 
-def clean_cap(paired, clean, noise=0.02):
-    """The most the reference may cost on one clock: its level in the paired rounds, capped by its level with no
-    candidate process left (clean rounds) plus the noise between the two, the larger of `noise` x that level and
-    3 x the clean rounds' IQR / sqrt(rounds). GPU work the candidate leaves running while the reference is timed
-    (a kernel that outlives SIGSTOP, a second CUDA context) slows the paired rounds only.
+Z = 2.5  # a bound or a cap of the charge bites on evidence this many standard errors strong (by chance ~1 in 160)
 
-    >>> clean_cap(2.0, [1.0, 1.0, 1.0])    # paired rounds twice the clean level: the clean level, plus 2%
-    1.02
+
+def median_bounds(xs, z=Z):
+    """(lower, upper) confidence bounds on the median of xs, whatever their distribution (the sign test's order
+    statistics): the k-th smallest and the k-th largest, k = (n - z sqrt(n)) / 2, at least the smallest and largest
+    (z < 0 turns them round: the lower bound is then a value most of xs lie under).
+
+    >>> median_bounds(range(100))          # k = (100 - 30) / 2 = 35
+    (35, 64)
     """
-    if not clean:
-        return paired
-    q = torch.tensor(clean, dtype=torch.float64).quantile(torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
-    level = float(q[1])
-    return min(paired, level + max(noise * level, 3 * float(q[2] - q[0]) / math.sqrt(len(clean))))
+    xs = sorted(xs)
+    k = min(max(0, math.floor((len(xs) - z * math.sqrt(len(xs))) / 2)), len(xs) - 1)
+    return xs[k], xs[-1 - k]
+
+
+def parts(x, n):
+    """A timed call's n clocks as parts: the precise clock, then what each wider clock saw beyond it (the host clock:
+    all of its CPU time, beside the GPU's)."""
+    return [x[c] - x[0] if 0 < c < 3 else x[c] for c in range(n)]
+
+
+def clean_cap(paired, clean, noise):
+    """The reference's parts (parts()) per paired round, each clock's capped where its paired rounds ran slower than
+    its clean rounds (no candidate process left) by more than the noise, by a test: the paired median's lower bound
+    above the clean median's upper bound plus noise[clock] x the clean level; the cap is the clean level plus that
+    noise. GPU work the candidate leaves running while the reference is timed (a kernel that outlives SIGSTOP, a
+    second CUDA context) slows the paired rounds only; a host busier in one phase than the other rarely passes.
+
+    >>> clean_cap([[2.0]] * 20, [[1.0]] * 10, [0.02])[0]        # twice the clean level in every round: capped
+    [1.02]
+    >>> clean_cap([[1.0], [2.0]] * 10, [[1.0]] * 10, [0.02])[1]  # slower in half the rounds: no evidence
+    [2.0]
+    """
+    caps = [math.inf] * len(paired[0])
+    for c in range(len(caps) if clean else 0):
+        ours, alone = [x[c] for x in paired], [x[c] for x in clean]
+        level = statistics.median(alone)
+        if median_bounds(ours)[0] > median_bounds(alone)[1] + noise[c] * level:
+            caps[c] = level * (1 + noise[c])
+    return [[min(v, cap) for v, cap in zip(x, caps)] for x in paired]
+
+
+def clocks_read(ref, cand, clean):
+    """How many clocks each timed call has (3; 4 where every reference call has a host clock); Verdict `wire` for the
+    candidate if any value is not a finite number or a call of the candidate's lacks a clock in use: max, min and
+    sorting let one NaN switch a bound off, and a missing host clock would end its bound."""
+    n = 4 if all(len(x) > 3 and x[3] is not None for x in ref) else 3
+    for x in ref + cand + clean:
+        if len(x) < n or not all(type(v) in (int, float) and math.isfinite(v) for v in x[:n]):
+            raise Verdict("rejected", "wire", f"a timed call's clocks read {str(x)[:80]}: not finite numbers")
+    return n
 
 
 # ---------------------------------------------------------------------------- numerics: flags read inside the call
