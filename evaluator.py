@@ -113,11 +113,11 @@ class Options:
     build_timeout_s: float = 900.0  # seconds a C++/CUDA build may take
     eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
-    pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (unpinned,
-                                 # two processes' harness overheads differ: RESULTS.md on the clock)
+    pin_cpus: bool = True        # the timed rounds of both sides on one CPU, the judge on the next (CPU: the same;
+                                 # unpinned, two processes' clocks differ by where the scheduler puts them)
     host_clock: bool = True      # CUDA: charge CPU time in the call beyond the reference's (work the hold would hide)
-    clean_rounds: int = 10       # rounds of the reference alone once the candidate's processes ended, which cap its
-                                 # paired rounds where a test says they ran slower (work left on the GPU slows those)
+    clean_rounds: int = 10       # CUDA: rounds of the reference alone once the candidate's processes ended, which cap
+                                 # its paired rounds where a test says they ran slower (work left on the GPU slows those)
     time_copies: bool = True     # time a reference copy in full (off: checked in full, timed 1-2 rounds, as it
                                  # earns no speedup credit; a quarter of an untrained model's samples are copies)
 
@@ -442,12 +442,12 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
     waited = turn("clock")
     kind, note = _profile(s, cand_src, known)
     lap("profile", waited)
-    pins = fences.pin(s.pid.values()) if o.pin_cpus and s.device.startswith("cuda") else None
+    pins = fences.pin(s.pid.values(), one_cpu=not s.device.startswith("cuda")) if o.pin_cpus else None
     try:
         clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else replace(o, **BARELY_TIMED),
                               tols, len(checks))
         s.audit()
-        clock["clean"] = _clean_rounds(s, o, min(len(clock["ref"]), o.clean_rounds))
+        clock["clean"] = _clean_rounds(s, o, min(len(clock["ref"]), o.clean_rounds) * s.device.startswith("cuda"))
     finally:
         fences.unpin(pins)
     ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
@@ -704,9 +704,10 @@ def _timed_rounds(s, o, tols, n_checks):
 
 
 def _clean_rounds(s, o, n):
-    """The reference's clock with no candidate process left: the candidate's process group killed (its CUDA contexts
-    end with it, and every kernel it left queued or running), then n rounds of the reference alone, each made as a
-    paired round's. charge caps the paired rounds by these where a test says they ran slower (fences.clean_cap)."""
+    """The reference's clock with no candidate process left (its group killed: its CUDA contexts, and every kernel it
+    left queued or running, end with it): n rounds of the reference alone, made as paired rounds, which cap those
+    where a test says they ran slower (fences.clean_cap). n = 0 on the CPU: a stopped candidate runs nothing there,
+    and alone the reference has the core's caches to itself (10-30% faster), which no test tells from interference."""
     fences.signal_group(s.pid["cand"], signal.SIGKILL)
     deadline = time.monotonic() + 5.0
     while fences.group_pids(s.pid["cand"]) and time.monotonic() < deadline:
@@ -721,8 +722,7 @@ def _clean_rounds(s, o, n):
 
 def _precise_enough(clock, precision):
     """Is the speedup known within +-precision (0: never asked)? 95% confidence from the rounds' paired log ratios of
-    the precise clocks, once no wider clock can add to the charge: not even with the sign test turned round (z < 0:
-    a bound bites unless the rounds show the excess within its allowance)."""
+    the precise clocks, once the rounds show no wider clock can add to the charge (its sign test turned round)."""
     if not precision or len(clock["ref"]) < 2:
         return False
     r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]

@@ -1362,10 +1362,12 @@ def stop(procs, session=False):
     sweep()
 
 
-def pin(pids):
+def pin(pids, one_cpu=False):
     """Options.pin_cpus: every thread of the workers (pids) onto one CPU, which they take in turns (the other side is
-    stopped during a call), and the judge's thread onto a second; the pair is the first free one (a lock file per
-    pair: evaluations timed at once on other GPUs take others). Returns what unpin needs, or None (none free)."""
+    stopped during a call), and the judge's thread onto a second (one_cpu: the same one, where the workers' own
+    clocks are the host's: the evaluation then takes one core, and a neighbour on the machine another); the pair is
+    the first free one (a lock file per pair: evaluations timed at once on other GPUs take others). Returns what
+    unpin needs, or None (none free)."""
     cpus = sorted(os.sched_getaffinity(0))
     for a, b in zip(cpus[::2], cpus[1::2]):
         lock = open(Path(tempfile.gettempdir()) / f"cudal1-cpus-{a}-{b}.lock", "w")
@@ -1375,7 +1377,7 @@ def pin(pids):
             lock.close()
             continue
         before = {0: os.sched_getaffinity(0)}
-        os.sched_setaffinity(0, {b})
+        os.sched_setaffinity(0, {a if one_cpu else b})
         for tid in (int(t.name) for pid in pids for t in Path(f"/proc/{pid}/task").iterdir()):
             with contextlib.suppress(OSError):  # a thread that ended meanwhile
                 before[tid] = os.sched_getaffinity(tid)

@@ -579,7 +579,7 @@ def test_keep_samples_returns_every_timed_call_of_both_sides():
         for ev, worker, judge, host in r.samples[side]:
             assert ev < worker < judge  # forward alone; then the guard and copy-out; then messaging and input writes
             assert host is None  # the host clock: CUDA only
-    assert len(r.samples["clean"]) == 4  # the reference alone, once the candidate's processes ended
+    assert r.samples["clean"] == []  # no clean rounds on the CPU (the reference alone: CUDA only)
 
 
 def test_precision_stops_timing_once_the_speedup_is_known_that_well():
@@ -701,9 +701,10 @@ def test_a_sigterm_kills_the_builds_then_ends_the_process_as_a_sigterm(tmp_path)
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on_the_next_then_back():
-    """Options.pin_cpus (on by default on CUDA, for the CV misses at da23197): fences.pin moves every thread of both workers
-    onto the first free CPU pair's first CPU and the caller's thread onto its second; a second evaluation timed
-    meanwhile does not get the same pair; _unpin puts every thread back as it was and frees the pair."""
+    """Options.pin_cpus (on by default, for the CV misses at da23197): fences.pin moves every thread of both workers
+    onto the first free CPU pair's first CPU and the caller's thread onto its second (one_cpu, the CPU device: onto
+    the first too); a second evaluation timed meanwhile does not get the same pair; _unpin puts every thread back as
+    it was and frees the pair."""
     code = "import threading, time; [threading.Thread(target=time.sleep, args=(60,)).start() for _ in range(2)]; " \
            "time.sleep(60)"
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
@@ -727,6 +728,10 @@ def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on
         again = fences.pin([procs[1].pid])
         assert again and cpus(0) == {b}  # the pair is free again
         fences.unpin(again)
+        alone = fences.pin([p.pid for p in procs], one_cpu=True)  # the CPU device: the judge on the workers' CPU too
+        assert alone and cpus(0) == {a} and all(cpus(t) == {a} for t in tids)
+        fences.unpin(alone)
+        assert cpus(0) == mine and {t: cpus(t) for t in tids} == theirs
     finally:
         for p in procs:
             p.kill()
