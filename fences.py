@@ -1366,24 +1366,31 @@ def pin(pids, one_cpu=False):
     """Options.pin_cpus: every thread of the workers (pids) onto one CPU, which they take in turns (the other side is
     stopped during a call), and the judge's thread onto a second (one_cpu: the same one, where the workers' own
     clocks are the host's: the evaluation then takes one core, and a neighbour on the machine another); the pair is
-    the first free one (a lock file per pair: evaluations timed at once on other GPUs take others). Returns what
-    unpin needs, or None (none free)."""
+    the first free one (a lock file per pair: evaluations timed at once on other GPUs take others). With one_cpu and
+    every CPU taken, it shares one: both sides of each evaluation still run alike. Returns what unpin needs, or None
+    (none free)."""
     cpus = sorted(os.sched_getaffinity(0))
-    for a, b in zip(cpus[::2], cpus[1::2]):
+    pairs = [(c, c) for c in cpus] if one_cpu else list(zip(cpus[::2], cpus[1::2]))
+    for a, b in pairs:
         lock = open(Path(tempfile.gettempdir()) / f"cudal1-cpus-{a}-{b}.lock", "w")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             lock.close()
             continue
-        before = {0: os.sched_getaffinity(0)}
-        os.sched_setaffinity(0, {a if one_cpu else b})
-        for tid in (int(t.name) for pid in pids for t in Path(f"/proc/{pid}/task").iterdir()):
-            with contextlib.suppress(OSError):  # a thread that ended meanwhile
-                before[tid] = os.sched_getaffinity(tid)
-                os.sched_setaffinity(tid, {a})
-        return lock, before
-    return None
+        return lock, _move(pids, a, b)
+    return (None, _move(pids, *pairs[os.getpid() % len(pairs)])) if one_cpu else None
+
+
+def _move(pids, a, b):
+    """Every thread of pids onto CPU a, the calling thread onto b: {tid (0: the caller): its CPUs before}."""
+    before = {0: os.sched_getaffinity(0)}
+    os.sched_setaffinity(0, {b})
+    for tid in (int(t.name) for pid in pids for t in Path(f"/proc/{pid}/task").iterdir()):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            before[tid] = os.sched_getaffinity(tid)
+            os.sched_setaffinity(tid, {a})
+    return before
 
 
 def unpin(pins):
@@ -1392,7 +1399,8 @@ def unpin(pins):
         for tid, cpus in before.items():
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(tid, cpus)
-        lock.close()  # the pair is free again
+        if lock:
+            lock.close()  # the pair is free again
 
 
 _TEMP_DIRS = set()  # the evaluator's temp folders (logs, the workers' TMPDIR) that exist now

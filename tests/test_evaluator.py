@@ -703,8 +703,8 @@ def test_a_sigterm_kills_the_builds_then_ends_the_process_as_a_sigterm(tmp_path)
 def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on_the_next_then_back():
     """Options.pin_cpus (on by default, for the CV misses at da23197): fences.pin moves every thread of both workers
     onto the first free CPU pair's first CPU and the caller's thread onto its second (one_cpu, the CPU device: onto
-    the first too); a second evaluation timed meanwhile does not get the same pair; _unpin puts every thread back as
-    it was and frees the pair."""
+    the first too, each evaluation a CPU of its own while one is free, then one shared); a second evaluation timed
+    meanwhile does not get the same pair; _unpin puts every thread back as it was and frees the pair."""
     code = "import threading, time; [threading.Thread(target=time.sleep, args=(60,)).start() for _ in range(2)]; " \
            "time.sleep(60)"
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
@@ -730,7 +730,13 @@ def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on
         fences.unpin(again)
         alone = fences.pin([p.pid for p in procs], one_cpu=True)  # the CPU device: the judge on the workers' CPU too
         assert alone and cpus(0) == {a} and all(cpus(t) == {a} for t in tids)
-        fences.unpin(alone)
+        beside = []  # more evaluations meanwhile, each from a judge with every CPU: each CPU one, then one shared
+        for _ in range(len(mine)):
+            os.sched_setaffinity(0, mine)
+            beside.append(fences.pin([procs[1].pid], one_cpu=True))
+        assert all(beside) and [len(cpus(0)), beside[-1][0]] == [1, None] and all(p[0] for p in beside[:-1])
+        for p in beside[::-1] + [alone]:
+            fences.unpin(p)
         assert cpus(0) == mine and {t: cpus(t) for t in tids} == theirs
     finally:
         for p in procs:
