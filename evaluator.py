@@ -117,7 +117,7 @@ class Options:
                                  # unpinned, two processes' clocks differ by where the scheduler puts them)
     host_clock: bool = True      # CUDA: charge CPU time in the call beyond the reference's (work the hold would hide)
     clean_rounds: int = 10       # CUDA: rounds of the reference alone once the candidate's processes ended, which cap
-                                 # its paired rounds where a test says they ran slower (work left on the GPU slows those)
+                                 # its paired rounds where a test says they ran slower (work left on the GPU)
     time_copies: bool = True     # time a reference copy in full (off: checked in full, timed 1-2 rounds, as it
                                  # earns no speedup credit; a quarter of an untrained model's samples are copies)
 
@@ -450,8 +450,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
         clock["clean"] = _clean_rounds(s, o, min(len(clock["ref"]), o.clean_rounds) * s.device.startswith("cuda"))
     finally:
         fences.unpin(pins)
-    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
-                                                      (o.worker_overhead_slack, o.judge_overhead_slack))
+    ref_ms, cand_ms, *spread = charge(clock, o.clock_slack, (o.worker_overhead_slack, o.judge_overhead_slack))
     paired = _level([x[0] for x in clock["ref"]])
     if plan["sets"] < 2 or plan["oracle"] == "host":
         note += (f"memory plan: {plan['sets']} input set(s) per side, the oracle on the {plan['oracle']}; ")
@@ -460,7 +459,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
                  "level alone; ")
     lap("time")
     return Result("ok", reason=note, correct=True, speedup=ref_ms / cand_ms, ref_ms=ref_ms, cand_ms=cand_ms,
-                  ref_spread=ref_spread, cand_spread=cand_spread, same_as_reference=kind == "reference_ops",
+                  ref_spread=spread[0], cand_spread=spread[1], same_as_reference=kind == "reference_ops",
                   speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]),
                   samples=clock if o.keep_samples else None, phases=phases)
 
@@ -727,7 +726,7 @@ def _precise_enough(clock, precision):
         return False
     r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
     return (1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)
-            and charge(clock, z=-fences.Z)[1] <= _level([x[0] for x in clock["cand"]]))
+            and charge(clock, z=-fences.Z)[1] <= charge(clock)[1])
 
 
 def _make_inputs(mod, device, seed):
@@ -895,18 +894,18 @@ def charge(clock, slack=0.02, rel=(0.05, 0.03), z=fences.Z):
     """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's[, host] ms) per timed
     call, paired round by round, and (clock["clean"], optional) the reference's rounds once no candidate was left.
 
-    Each side costs the level (_level) of its precise clock: CUDA events on forward's stream after the hold, or on
-    CPU the host's clock around forward. A wider clock adds to the candidate's cost only on evidence beyond the
-    noise: its time there beyond its precise clock, less the reference's overhead there in the same round (on the
-    host clock, all of the reference's CPU time), must exceed the allowance by a sign test over the rounds
-    (fences.median_bounds at z; z < 0: unless the rounds show it within); then the median excess (z < 0: the most
-    the rounds allow) less the allowance is added. The worker's clock (forward to the copy-out's end) sees side
-    streams and work in the harness; the judge's (from before it writes the inputs to the answer) sees everything
-    and no candidate code can touch it; on CUDA the host's sees CPU work the GPU hold hides. The allowance: `slack`
-    x the reference's time, or rel[clock] x its overhead there (two processes running the same code differ by up to
-    ~5% on the worker's clock, ~3% on the judge's). The reference's parts are capped by its clean rounds where a
-    test says the candidate slowed them (fences.clean_cap). Noise in some rounds, or in one phase, bites neither
-    side; forged clocks leave the judge's; a clock that is not a finite number fails the candidate (clocks_read).
+    The reference costs the level (_level) of its precise clock (CUDA events on forward's stream after the hold; on
+    CPU the host's clock around forward), the candidate that over the level of the rounds' ratios of the precise
+    clocks (a round's two calls share its noise). A wider clock adds to the candidate's cost only on evidence: its
+    time there beyond its precise clock, less the reference's overhead there in the same round (on the host clock
+    all of the reference's CPU time), must exceed the allowance by a sign test over the rounds (fences.median_bounds
+    at z; z < 0: unless the rounds show it within); then the median excess (z < 0: the most the rounds allow) less
+    the allowance is added. The worker's clock (forward to the copy-out's end) sees side streams and work in the
+    harness; the judge's (from before it writes the inputs to the answer) sees everything; on CUDA the host's, CPU
+    work the GPU hold hides. The allowance: `slack` x the reference's time, or rel[clock] x its overhead there (two
+    processes running the same code differ by up to ~5% there on the worker's clock, ~3% on the judge's). Where a
+    test says the candidate slowed the reference, its clean rounds cap it (fences.clean_cap). Noise in some rounds,
+    or in one phase, bites neither side; a clock that is not a finite number fails the candidate (clocks_read).
 
     >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
     (1.0, 0.88, 0.0, 0.0)                                                      # 0.2 + (1.2 - 0.5) - 0.02 slack
@@ -914,7 +913,8 @@ def charge(clock, slack=0.02, rel=(0.05, 0.03), z=fences.Z):
     ref, cand, clean = clock["ref"], clock["cand"], clock.get("clean", [])
     n, shares = fences.clocks_read(ref, cand, clean), (slack, *rel, rel[0])
     ref = fences.clean_cap([fences.parts(x, n) for x in ref], [fences.parts(x, n) for x in clean], shares)
-    ref_ms, cand_ms, extra = _level([x[0] for x in ref]), _level([x[0] for x in cand]), 0.0
+    ref_ms, extra = _level([x[0] for x in ref]), 0.0
+    cand_ms = ref_ms / math.exp(_level([math.log(max(x[0], 1e-9) / max(y[0], 1e-9)) for x, y in zip(ref, cand)]))
     for c in range(1, n):  # the worker's clock, the judge's, the host's
         excess = [y[c] - y[0] - x[c] for x, y in zip(ref, cand)]
         allow = max(slack * ref_ms, shares[c] * _level([x[c] for x in ref]))

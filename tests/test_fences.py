@@ -1,6 +1,6 @@
 """The walls in fences.py and the judge's steps that use them, on the CPU: the memory plan and its one-line refusal,
-the charge's tests (the clean-level cap, the bounds' sign test, finite clocks) and the host clock, the tolerance fixed before the candidate's call, every
-distribution drawn in timed rounds."""
+the charge's tests (the clean-level cap, the bounds' sign test, finite clocks) and the host clock, the tolerance fixed
+before the candidate's call, every distribution drawn in timed rounds."""
 import random
 import time
 import subprocess

@@ -1,8 +1,9 @@
 """Is the reward a fair ratio of two clocks on a busy machine? In an RL step the host is never quiet (the policy, the
 judge, the workers and the builds share it). Identical code beside a neighbour that spins on one core is paid ~1x,
-and a real 2x kernel beside it what it is paid quiet. Each run prints its paired ratio (the precise clocks' levels
-over the same rounds) beside the charged one, so a reader sees what the bounds and the cap took."""
+and a real 2x kernel beside it what it is paid quiet. Each run prints its paired ratio (the level of the rounds'
+ratios of the two precise clocks) beside the charged one, so a reader sees what the bounds and the cap took."""
 import contextlib
+import math
 import statistics
 import subprocess
 import sys
@@ -41,8 +42,8 @@ OPTIONS = dict(time_budget_s=0.5, keep_samples=True)
 def neighbour(seconds=120):
     """A process that spins on one core, in a session of its own, for at most `seconds` (it outlives no test run, even
     one killed before its finally), killed with SIGKILL (whatever SIGINT disposition it inherited)."""
-    spin = subprocess.Popen([sys.executable, "-c", f"import time\nt = time.time() + {seconds}\nwhile time.time() < t: pass"],
-                            start_new_session=True, stdin=subprocess.DEVNULL)
+    code = f"import time\nt = time.time() + {seconds}\nwhile time.time() < t: pass"
+    spin = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdin=subprocess.DEVNULL)
     try:
         time.sleep(0.3)  # on its core before the first clock
         yield
@@ -56,7 +57,7 @@ def paid(ref, cand, label):
     out = []
     for r in E.evaluate_many([(ref, cand)] * RUNS, "cpu", progress=False, **OPTIONS):
         assert r.status == "ok", r.reason
-        paired = E._level([x[0] for x in r.samples["ref"]]) / E._level([x[0] for x in r.samples["cand"]])
+        paired = math.exp(E._level([math.log(a[0] / b[0]) for a, b in zip(r.samples["ref"], r.samples["cand"])]))
         out.append((r.speedup, paired))
         print(f"{label}: charged {r.speedup:.3f}  paired {paired:.3f}  ({r.rounds} rounds)")
     return out
