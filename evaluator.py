@@ -1147,9 +1147,7 @@ class Worker:
             raise Verdict("rejected", "deferred_work", "forward turned the garbage collector on or unblocked signals: "
                           "code of its own could run in the harness after forward returned")
         fwd = _thread_cpu() - fwd0
-        if fences.numeric_flags() != self.numerics:
-            raise Verdict("rejected", "backend_flags", "forward returned with a global setting of fp32 arithmetic "
-                          "changed (TF32, matmul precision, reduced-precision reductions, default dtype)")
+        fences.check_flags(self)  # TF32 and the like, at the return and (set by torch's setters) inside the call
         snap = None
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
             fences.after_forward(self, Worker)  # before the harness' clone below

@@ -10,7 +10,8 @@ Covered (each with the corpus files, under tests/corpus/, that exercise it):
                clean cap bites only beyond the noise; the reference's level with no candidate process left, which caps
                its paired rounds (GPU work that outlives SIGSTOP, a second CUDA context); clocks that are finite
                numbers. hacks/cuda_*_interfere, hacks/input_watcher_thread, hacks/cuda_hold_window_cpu.
-    numerics   the flags that change fp32 arithmetic, read right after forward returns. hacks/flag_tf32_*.
+    numerics   the flags that change fp32 arithmetic, read right after forward returns; torch's setters of every
+               global setting watched from the harness's start (FlagWatch). hacks/flag_*.
     host       contexts that sleep while they wait, so that CPU time is work (the host clock).
                hacks/cuda_hold_window_cpu.
     builds     load_inline / load served outside the sandbox, compiled into folders named by the spec's hash (one
@@ -536,12 +537,55 @@ def clocks_read(ref, cand, clean):
 
 def numeric_flags():
     """The settings that change fp32 arithmetic, read in microseconds: right after every forward returns, before the
-    harness runs anything else (a forward that leaves TF32 on, for a thread to turn off later, is seen; one that turns
-    it off again before returning is judged by its outputs alone: THREATS.md states the rule)."""
+    harness runs anything else (a forward that leaves TF32 on, for a thread to turn off later, is seen)."""
     b = torch.backends
     return (b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32, torch.get_float32_matmul_precision(),
             b.cuda.matmul.allow_fp16_reduced_precision_reduction, b.cuda.matmul.allow_bf16_reduced_precision_reduction,
             torch.get_default_dtype())
+
+
+# torch._C's setters of the global settings (global_flags) that torch's Python calls: torch.backends' attributes and
+# context managers, set_float32_matmul_precision, set_default_dtype, use_deterministic_algorithms, set_num_threads
+SETTERS = ("_set_cublas_allow_tf32", "_set_cudnn_allow_tf32", "_set_float32_matmul_precision", "_set_default_dtype",
+           "_set_cublas_allow_fp16_reduced_precision_reduction", "_set_cublas_allow_bf16_reduced_precision_reduction",
+           "_set_cublas_allow_fp16_accumulation", "_set_cudnn_benchmark", "_set_cudnn_deterministic",
+           "_set_cudnn_enabled", "_set_deterministic_algorithms", "_set_mkldnn_enabled", "_set_onednn_allow_tf32",
+           "_set_fp32_precision_setter", "_set_sdp_use_flash", "_set_sdp_use_mem_efficient", "_set_sdp_use_math",
+           "_set_sdp_use_cudnn", "set_num_threads")
+
+
+class FlagWatch:
+    """The setters (SETTERS) wrapped before any candidate code: a call that leaves a global setting other than its
+    baseline is kept (`changed`), even if a later call puts it back. So a forward that turns TF32 on and off again
+    inside itself, or a thread that does while forward runs, is `backend_flags` (check_flags). Not seen: native code
+    that sets a flag through ATen, and Python that calls a wrapped setter's original (gc reaches it)."""
+
+    def __init__(self):
+        self.baseline, self.changed = None, None
+        for name in SETTERS:
+            for owner in (torch._C, torch) if name == "set_num_threads" else (torch._C,):
+                real = getattr(owner, name, None)
+                if real is not None:
+                    setattr(owner, name, self._wrap(name, real))
+
+    def _wrap(self, name, real):
+        def setter(*args, **kwargs):
+            out = real(*args, **kwargs)
+            if self.baseline is not None and self.changed is None and global_flags() != self.baseline:
+                self.changed = f"{name}{args!r:.60}"
+            return out
+        return setter
+
+
+def check_flags(w):
+    """After every forward: `backend_flags` if a setting of fp32 arithmetic differs now, or any global setting was
+    set away from its baseline since the worker's harness started (w.flag_watch), even if it was set back."""
+    if numeric_flags() != w.numerics:
+        raise Verdict("rejected", "backend_flags", "forward returned with a global setting of fp32 arithmetic "
+                      "changed (TF32, matmul precision, reduced-precision reductions, default dtype)")
+    if w.flag_watch.changed:
+        raise Verdict("rejected", "backend_flags", f"a global setting was changed ({w.flag_watch.changed}), even if "
+                      "it was set back: settings are the harness's, the same for both sides in every call")
 
 
 # ---------------------------------------------------------------------------- host: CPU time the hold would hide
@@ -1850,9 +1894,10 @@ def prepare_worker(w, env, namespaces):
     # set here, not through the environment: the forkserver read that when it imported dynamo
     importlib.import_module("torch._inductor.config").compile_threads = 1
     serve_builds(w, local=False)
+    w._own(flag_watch=FlagWatch())  # torch's setters wrapped, before the baselines (the wrappers are in them)
     torch_code()  # the code objects torch has now: only these count as torch patching itself
     w.attrs, w.flags0 = attr_ids(namespaces), global_flags()
-    w.numerics = numeric_flags()
+    w.numerics, w.flag_watch.baseline = numeric_flags(), w.flags0
     return w.digest()
 
 
@@ -1924,7 +1969,7 @@ def torch_own(v):
 
 
 WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "owner", "flush_buf", "hold", "attrs", "flags0",
-                "mod", "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # what the harness gives it
+                "mod", "consts", "guard", "stage", "recv", "in_ranges", "numerics", "flag_watch"}  # the harness's
 
 
 def after_forward_watch(**harness):
