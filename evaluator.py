@@ -1075,6 +1075,7 @@ class Worker:
         except Exception as e:
             raise _as_verdict(e, "runtime_error", "exception", f"{cls_name}(*get_init_inputs()) failed: ") from None
         _device_sync(self.device)  # its work done before the answer (the reference's: before another's clock)
+        self.mark = (_cpu(), _thread_cpu())  # the host clock's start for the first call (_run)
         # what the harness touches right after forward returns (tensor methods, builtins, itself): compared after
         # every call (import and construction are audited separately against the state before them)
         self.guard = fences.after_forward_watch(harness=sys.modules[__name__], Worker=Worker)
@@ -1109,12 +1110,12 @@ class Worker:
         """One call: forward, a device-wide synchronize (side streams count), the output checked and copied into the
         judge's buffers, all before the answer that stops the judge's clock. Returns (precise ms: CUDA events on the
         current stream, or on CPU the host's clock around forward; the worker's ms: forward's start to the copy-out's
-        end; on CUDA the host ms: CPU time of forward's thread in forward and of every other thread in the call, else
-        None; whether the output aliases an input; threads it left running). behind_hold (CUDA): the GPU is held
-        (fences.gpu_hold, self.hold) while forward launches; the events start after it, the worker's ms leave it out.
-        From forward to the copy-out's end the garbage collector is off and signals are blocked (again: the candidate
-        may have unblocked them): a collection (gc.callbacks, finalizers) or a signal's handler (a timer armed in
-        forward) would run the candidate's code in the harness after forward returned, off the precise clock."""
+        end; on CUDA the host ms: CPU time of forward's thread in forward and of every other thread since the last
+        answer, else None; whether the output aliases an input; threads it left running). behind_hold (CUDA): the GPU
+        is held (fences.gpu_hold, self.hold) while forward launches; the events start after it, the worker's ms leave
+        it out. From forward to the copy-out's end the garbage collector is off and signals are blocked (again: the
+        candidate may have unblocked them): a collection (gc.callbacks, finalizers) or a signal's handler (a timer
+        armed in forward) would run candidate code in the harness after forward returned, off the precise clock."""
         was_on, blocked = _gc_on(), _sigmask(signal.SIG_BLOCK, _SIGNALS)
         _gc_disable()
         try:
@@ -1129,7 +1130,7 @@ class Worker:
         either)."""
         threads = set(threading.enumerate())
         behind = behind_hold and self.hold is not None
-        cpu0, own0 = _cpu(), _thread_cpu()  # the host clock: CPU work the hold hides from the others (charge)
+        cpu0, own0 = self.mark  # the host clock from the last answer: CPU work the hold hides from the others (charge)
         t0 = _perf()
         if self.cuda:
             stream, ev = _cuda_stream(), [_Event(enable_timing=True) for _ in range(3)]
@@ -1175,6 +1176,7 @@ class Worker:
         _device_sync(self.device)
         ms = (_perf() - t0) * 1e3 - hold_ms  # the worker's clock: forward, the synchronize, the guard, the copy-out
         host = ((_cpu() - cpu0) - (_thread_cpu() - own0) + fwd) * 1e3 if self.cuda else None
+        self.mark = (_cpu(), _thread_cpu())
         # threads this call started, still running: counted before the probe's wait (after it, a thread that wakes
         # during the probe's first comparison and exits would be missed)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())

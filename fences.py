@@ -1969,7 +1969,7 @@ def torch_own(v):
 
 
 WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "owner", "flush_buf", "hold", "attrs", "flags0",
-                "mod", "consts", "guard", "stage", "recv", "in_ranges", "numerics", "flag_watch"}  # the harness's
+                "mod", "consts", "guard", "stage", "recv", "in_ranges", "numerics", "flag_watch", "mark"}  # harness's
 
 
 def after_forward_watch(**harness):
