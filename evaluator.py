@@ -113,11 +113,11 @@ class Options:
     build_timeout_s: float = 900.0  # seconds a C++/CUDA build may take
     eval_timeout_s: float = 600.0  # a whole evaluation, builds not counted: then everything is killed
     keep_samples: bool = False   # Result.samples: every timed call's (events', worker's, judge's) ms per side
-    pin_cpus: bool = True        # CUDA: the timed rounds of both sides on one CPU, the judge on the next (unpinned,
-                                 # two processes' harness overheads differ: RESULTS.md on the clock)
+    pin_cpus: bool = True        # the timed rounds of both sides on one CPU, the judge on the next (CPU: the same;
+                                 # unpinned, two processes' clocks differ by where the scheduler puts them)
     host_clock: bool = True      # CUDA: charge CPU time in the call beyond the reference's (work the hold would hide)
-    clean_rounds: int = 10       # rounds of the reference alone once the candidate's processes ended, which cap what
-                                 # its paired rounds cost (work the candidate left on the GPU slows those only)
+    clean_rounds: int = 10       # CUDA: rounds of the reference alone once the candidate's processes ended, which cap
+                                 # its paired rounds where a test says they ran slower (work left on the GPU)
     time_copies: bool = True     # time a reference copy in full (off: checked in full, timed 1-2 rounds, as it
                                  # earns no speedup credit; a quarter of an untrained model's samples are copies)
 
@@ -465,16 +465,15 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
     waited = turn("clock")
     kind, note = _profile(s, cand_src, known)
     lap("profile", waited)
-    pins = fences.pin(s.pid.values()) if o.pin_cpus and s.device.startswith("cuda") else None
+    pins = fences.pin(s.pid.values(), one_cpu=not s.device.startswith("cuda")) if o.pin_cpus else None
     try:
         clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else replace(o, **BARELY_TIMED),
                               tols, len(checks))
         s.audit()
-        clock["clean"] = _clean_rounds(s, o, min(len(clock["ref"]), o.clean_rounds))
+        clock["clean"] = _clean_rounds(s, o, min(len(clock["ref"]), o.clean_rounds) * s.device.startswith("cuda"))
     finally:
         fences.unpin(pins)
-    ref_ms, cand_ms, ref_spread, cand_spread = charge(clock, o.clock_slack,
-                                                      (o.worker_overhead_slack, o.judge_overhead_slack))
+    ref_ms, cand_ms, *spread = charge(clock, o.clock_slack, (o.worker_overhead_slack, o.judge_overhead_slack))
     paired = _level([x[0] for x in clock["ref"]])
     if plan["sets"] < 2 or plan["oracle"] == "host":
         note += (f"memory plan: {plan['sets']} input set(s) per side, the oracle on the {plan['oracle']}; ")
@@ -483,7 +482,7 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
                  "level alone; ")
     lap("time")
     return Result("ok", reason=note, correct=True, speedup=ref_ms / cand_ms, ref_ms=ref_ms, cand_ms=cand_ms,
-                  ref_spread=ref_spread, cand_spread=cand_spread, same_as_reference=kind == "reference_ops",
+                  ref_spread=spread[0], cand_spread=spread[1], same_as_reference=kind == "reference_ops",
                   speedup_kind=kind, max_err=worst, rounds=len(clock["ref"]),
                   samples=clock if o.keep_samples else None, phases=phases)
 
@@ -727,9 +726,10 @@ def _timed_rounds(s, o, tols, n_checks):
 
 
 def _clean_rounds(s, o, n):
-    """The reference's clock with no candidate process left: the candidate's process group killed (its CUDA contexts
-    end with it, and every kernel it left queued or running), then n rounds of the reference alone, each made as a
-    paired round's. charge caps the reference's paired levels by these (fences.clean_cap)."""
+    """The reference's clock with no candidate process left (its group killed: its CUDA contexts, and every kernel it
+    left queued or running, end with it): n rounds of the reference alone, made as paired rounds, which cap those
+    where a test says they ran slower (fences.clean_cap). n = 0 on the CPU: a stopped candidate runs nothing there,
+    and alone the reference has the core's caches to itself (10-30% faster), which no test tells from interference."""
     fences.signal_group(s.pid["cand"], signal.SIGKILL)
     deadline = time.monotonic() + 5.0
     while fences.group_pids(s.pid["cand"]) and time.monotonic() < deadline:
@@ -744,13 +744,12 @@ def _clean_rounds(s, o, n):
 
 def _precise_enough(clock, precision):
     """Is the speedup known within +-precision (0: never asked)? 95% confidence from the rounds' paired log ratios of
-    the precise clocks, once the precise clock is what the candidate is charged: a wider clock's bound is a level over
-    the rounds so far, which a few rounds move, so then the time budget decides."""
+    the precise clocks, once the rounds show no wider clock can add to the charge (its sign test turned round)."""
     if not precision or len(clock["ref"]) < 2:
         return False
     r = [math.log(max(a[0], 1e-9) / max(b[0], 1e-9)) for a, b in zip(clock["ref"], clock["cand"])]
-    return (1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)  # the charge only once that holds
-            and charge(clock)[1] <= _level([x[0] for x in clock["cand"]]))
+    return (1.96 * statistics.stdev(r) / len(r) ** 0.5 <= math.log1p(precision)
+            and charge(clock, z=-fences.Z)[1] <= charge(clock)[1])
 
 
 def _make_inputs(mod, device, seed):
@@ -914,36 +913,37 @@ def _level(xs):
     return statistics.median(xs) if len(xs) < 2 else (statistics.median(xs[0::2]) + statistics.median(xs[1::2])) / 2
 
 
-def charge(clock, slack=0.02, rel=(0.05, 0.03)):
+def charge(clock, slack=0.02, rel=(0.05, 0.03), z=fences.Z):
     """(ref ms, cand ms, ref spread, cand spread) from each side's (precise, worker's, judge's[, host] ms) per timed
-    call, and (clock["clean"], optional) the reference's rounds once no candidate process was left.
+    call, paired round by round, and (clock["clean"], optional) the reference's rounds once no candidate was left.
 
-    Levels are _level()s over the calls. The reference costs the level of its precise clock: CUDA events on forward's
-    stream from the end of the hold (GPU time), or on CPU the host's clock around forward. The candidate costs the
-    larger of its precise clock and a bound per wider clock: the worker's (forward to the end of the copy-out: side
-    streams, work hidden in the harness), the judge's (from before it writes the inputs to the answer: everything,
-    and no code of the candidate's can touch it) and on CUDA the host's (CPU time of forward's thread in forward and
-    of the worker's other threads in the call: CPU work the GPU hold hides). A bound is the candidate's level on that
-    clock less the reference's overhead there (its level beyond the precise clock; on the host clock, all of it) less
-    an allowance for noise, the largest of: `slack` x the reference's time; rel[clock] x that overhead (two processes
-    running the same code differ there by up to ~5% of the worker's and ~3% of the judge's); 3 x the IQR of the
-    reference's overhead there / sqrt(rounds). Hidden work under the allowance is free; forged precise or worker
-    clocks leave the judge's. Every level of the reference is capped by its clean level (fences.clean_cap): GPU work
-    the candidate left running cannot raise the reference's time or the overhead taken off the candidate's bounds.
+    The reference costs the level (_level) of its precise clock (CUDA events on forward's stream after the hold; on
+    CPU the host's clock around forward), the candidate that over the level of the rounds' ratios of the precise
+    clocks (a round's two calls share its noise). A wider clock adds to the candidate's cost only on evidence: its
+    time there beyond its precise clock, less the reference's overhead there in the same round (on the host clock
+    all of the reference's CPU time), must exceed the allowance by a sign test over the rounds (fences.median_bounds
+    at z; z < 0: unless the rounds show it within); then the median excess (z < 0: the most the rounds allow) less
+    the allowance is added. The worker's clock (forward to the copy-out's end) sees side streams and work in the
+    harness; the judge's (from before it writes the inputs to the answer) sees everything; on CUDA the host's, CPU
+    work the GPU hold hides. The allowance: `slack` x the reference's time, or rel[clock] x its overhead there (two
+    processes running the same code differ by up to ~5% there on the worker's clock, ~3% on the judge's). Where a
+    test says the candidate slowed the reference, its clean rounds cap it (fences.clean_cap). Noise in some rounds,
+    or in one phase, bites neither side; a clock that is not a finite number fails the candidate (clocks_read).
 
     >>> charge({"ref": [(1.0, 1.1, 1.5)] * 3, "cand": [(0.2, 0.3, 1.4)] * 3})  # it says 0.2 ms; the judge saw 1.4
-    (1.0, 0.88, 0.0, 0.0)                                                      # 1.4 - 0.5 overhead - 0.02 slack
+    (1.0, 0.88, 0.0, 0.0)                                                      # 0.2 + (1.2 - 0.5) - 0.02 slack
     """
     ref, cand, clean = clock["ref"], clock["cand"], clock.get("clean", [])
-    ref_ms, bounds = fences.clean_cap(_level([x[0] for x in ref]), [x[0] for x in clean], slack), []
-    host = all(len(x) > 3 and x[3] is not None for x in ref + cand)
-    for c, share in [(1, rel[0]), (2, rel[1])] + [(3, rel[0])] * host:  # the worker's clock, the judge's, the host's
-        over = [x[c] - x[0] if c < 3 else x[c] for x in ref]  # (the host clock is CPU time in the call: all overhead)
-        q = torch.tensor(over, dtype=torch.float64).quantile(torch.tensor([0.25, 0.75], dtype=torch.float64))
-        over_ms = fences.clean_cap(_level(over), [x[c] - x[0] if c < 3 else x[c] for x in clean], share)
-        allow = max(slack * ref_ms, share * over_ms, 3 * float(q[1] - q[0]) / len(ref) ** 0.5)
-        bounds.append(_level([x[c] for x in cand]) - over_ms - allow)
-    cand_ms = max(_level([x[0] for x in cand]), *bounds, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
+    n, shares = fences.clocks_read(ref, cand, clean), (slack, *rel, rel[0])
+    ref = fences.clean_cap([fences.parts(x, n) for x in ref], [fences.parts(x, n) for x in clean], shares)
+    ref_ms, extra = _level([x[0] for x in ref]), 0.0
+    cand_ms = ref_ms / math.exp(_level([math.log(max(x[0], 1e-9) / max(y[0], 1e-9)) for x, y in zip(ref, cand)]))
+    for c in range(1, n):  # the worker's clock, the judge's, the host's
+        excess = [y[c] - y[0] - x[c] for x, y in zip(ref, cand)]
+        allow = max(slack * ref_ms, shares[c] * _level([x[c] for x in ref]))
+        if (bound := fences.median_bounds(excess, z)[0]) > allow:
+            extra = max(extra, max(bound, statistics.median(excess)) - allow)
+    cand_ms = max(cand_ms + extra, 1e-4 * ref_ms)  # 1e-4: no speedup above 10,000x
     return ref_ms, cand_ms, _spread([x[0] for x in ref])[0], _spread([x[0] for x in cand])[0]
 
 
@@ -1095,6 +1095,7 @@ class Worker:
         except Exception as e:
             raise _as_verdict(e, "runtime_error", "exception", f"{cls_name}(*get_init_inputs()) failed: ") from None
         _device_sync(self.device)  # its work done before the answer (the reference's: before another's clock)
+        self.mark = (_cpu(), _thread_cpu())  # the host clock's start for the first call (_run)
         # what the harness touches right after forward returns (tensor methods, builtins, itself): compared after
         # every call (import and construction are audited separately against the state before them)
         self.guard = fences.after_forward_watch(harness=sys.modules[__name__], Worker=Worker)
@@ -1129,12 +1130,12 @@ class Worker:
         """One call: forward, a device-wide synchronize (side streams count), the output checked and copied into the
         judge's buffers, all before the answer that stops the judge's clock. Returns (precise ms: CUDA events on the
         current stream, or on CPU the host's clock around forward; the worker's ms: forward's start to the copy-out's
-        end; on CUDA the host ms: CPU time of forward's thread in forward and of every other thread in the call, else
-        None; whether the output aliases an input; threads it left running). behind_hold (CUDA): the GPU is held
-        (fences.gpu_hold, self.hold) while forward launches; the events start after it, the worker's ms leave it out.
-        From forward to the copy-out's end the garbage collector is off and signals are blocked (again: the candidate
-        may have unblocked them): a collection (gc.callbacks, finalizers) or a signal's handler (a timer armed in
-        forward) would run the candidate's code in the harness after forward returned, off the precise clock."""
+        end; on CUDA the host ms: CPU time of forward's thread in forward and of every other thread since the last
+        answer, else None; whether the output aliases an input; threads it left running). behind_hold (CUDA): the GPU
+        is held (fences.gpu_hold, self.hold) while forward launches; the events start after it, the worker's ms leave
+        it out. From forward to the copy-out's end the garbage collector is off and signals are blocked (again: the
+        candidate may have unblocked them): a collection (gc.callbacks, finalizers) or a signal's handler (a timer
+        armed in forward) would run candidate code in the harness after forward returned, off the precise clock."""
         was_on, blocked = _gc_on(), _sigmask(signal.SIG_BLOCK, _SIGNALS)
         _gc_disable()
         try:
@@ -1149,7 +1150,7 @@ class Worker:
         either)."""
         threads = set(threading.enumerate())
         behind = behind_hold and self.hold is not None
-        cpu0, own0 = _cpu(), _thread_cpu()  # the host clock: CPU work the hold hides from the others (charge)
+        cpu0, own0 = self.mark  # the host clock from the last answer: CPU work the hold hides from the others (charge)
         t0 = _perf()
         if self.cuda:
             stream, ev = _cuda_stream(), [_Event(enable_timing=True) for _ in range(3)]
@@ -1167,9 +1168,7 @@ class Worker:
             raise Verdict("rejected", "deferred_work", "forward turned the garbage collector on or unblocked signals: "
                           "code of its own could run in the harness after forward returned")
         fwd = _thread_cpu() - fwd0
-        if fences.numeric_flags() != self.numerics:
-            raise Verdict("rejected", "backend_flags", "forward returned with a global setting of fp32 arithmetic "
-                          "changed (TF32, matmul precision, reduced-precision reductions, default dtype)")
+        fences.check_flags(self)  # TF32 and the like, at the return and (set by torch's setters) inside the call
         snap = None
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
             fences.after_forward(self, Worker)  # before the harness' clone below
@@ -1197,6 +1196,7 @@ class Worker:
         _device_sync(self.device)
         ms = (_perf() - t0) * 1e3 - hold_ms  # the worker's clock: forward, the synchronize, the guard, the copy-out
         host = ((_cpu() - cpu0) - (_thread_cpu() - own0) + fwd) * 1e3 if self.cuda else None
+        self.mark = (_cpu(), _thread_cpu())
         # threads this call started, still running: counted before the probe's wait (after it, a thread that wakes
         # during the probe's first comparison and exits would be missed)
         started = sum(t.is_alive() and t not in threads for t in threading.enumerate())

@@ -10,9 +10,12 @@ Covered (each with the corpus files, under tests/corpus/, that exercise it):
                honest/cuda_large_relu_huge.
     shared     the buffers a worker shares with the judge, alone in their allocator segments (a CUDA IPC handle maps
                a whole segment) or in an unnamed memfd (CPU). hacks/cuda_ipc_oracle_overwrite, hacks/fd_broker_mitm.
-    clean      the reference's level with no candidate process left on the device, which caps what its paired
-               rounds may cost (GPU work that outlives SIGSTOP, a second CUDA context). hacks/cuda_*_interfere.
-    numerics   the flags that change fp32 arithmetic, read right after forward returns. hacks/flag_tf32_*.
+    tests      the charge's evidence: a sign test's bounds on a median, by which a wider clock's excess or the
+               clean cap bites only beyond the noise; the reference's level with no candidate process left, which caps
+               its paired rounds (GPU work that outlives SIGSTOP, a second CUDA context); clocks that are finite
+               numbers. hacks/cuda_*_interfere, hacks/input_watcher_thread, hacks/cuda_hold_window_cpu.
+    numerics   the flags that change fp32 arithmetic, read right after forward returns; torch's setters of every
+               global setting watched from the harness's start (FlagWatch). hacks/flag_*.
     host       contexts that sleep while they wait, so that CPU time is work (the host clock).
                hacks/cuda_hold_window_cpu.
     builds     load_inline / load served outside the sandbox, compiled into folders named by the spec's hash (one
@@ -64,6 +67,7 @@ import shlex
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -531,34 +535,115 @@ def unpack(template, tensors, sets=2):
     return stage, list(it)
 
 
-# ---------------------------------------------------------------------------- clean: the reference with no candidate
+# ---------------------------------------------------------------------------- tests: the charge's evidence
 
-def clean_cap(paired, clean, noise=0.02):
-    """The most the reference may cost on one clock: its level in the paired rounds, capped by its level with no
-    candidate process left (clean rounds) plus the noise between the two, the larger of `noise` x that level and
-    3 x the clean rounds' IQR / sqrt(rounds). GPU work the candidate leaves running while the reference is timed
-    (a kernel that outlives SIGSTOP, a second CUDA context) slows the paired rounds only.
+Z = 2.5  # a bound or a cap of the charge bites on evidence this many standard errors strong (by chance ~1 in 160)
 
-    >>> clean_cap(2.0, [1.0, 1.0, 1.0])    # paired rounds twice the clean level: the clean level, plus 2%
-    1.02
+
+def median_bounds(xs, z=Z):
+    """(lower, upper) confidence bounds on the median of xs, whatever their distribution (the sign test's order
+    statistics): the k-th smallest and the k-th largest, k = (n - z sqrt(n)) / 2, at least the smallest and largest
+    (z < 0 turns them round: the lower bound is then a value most of xs lie under).
+
+    >>> median_bounds(range(100))          # k = (100 - 30) / 2 = 35
+    (35, 64)
     """
-    if not clean:
-        return paired
-    q = torch.tensor(clean, dtype=torch.float64).quantile(torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
-    level = float(q[1])
-    return min(paired, level + max(noise * level, 3 * float(q[2] - q[0]) / math.sqrt(len(clean))))
+    xs = sorted(xs)
+    k = min(max(0, math.floor((len(xs) - z * math.sqrt(len(xs))) / 2)), len(xs) - 1)
+    return xs[k], xs[-1 - k]
+
+
+def parts(x, n):
+    """A timed call's n clocks as parts: the precise clock, then what each wider clock saw beyond it (the host clock:
+    all of its CPU time, beside the GPU's)."""
+    return [x[c] - x[0] if 0 < c < 3 else x[c] for c in range(n)]
+
+
+def clean_cap(paired, clean, noise):
+    """The reference's parts (parts()) per paired round, each clock's capped where its paired rounds ran slower than
+    its clean rounds (no candidate process left) by more than the noise, by a test: the paired median's lower bound
+    above the clean median's upper bound plus noise[clock] x the clean level; the cap is the clean level plus that
+    noise. GPU work the candidate leaves running while the reference is timed (a kernel that outlives SIGSTOP, a
+    second CUDA context) slows the paired rounds only; a host busier in one phase than the other rarely passes.
+
+    >>> clean_cap([[2.0]] * 20, [[1.0]] * 10, [0.02])[0]        # twice the clean level in every round: capped
+    [1.02]
+    >>> clean_cap([[1.0], [2.0]] * 10, [[1.0]] * 10, [0.02])[1]  # slower in half the rounds: no evidence
+    [2.0]
+    """
+    caps = [math.inf] * len(paired[0])
+    for c in range(len(caps) if clean else 0):
+        ours, alone = [x[c] for x in paired], [x[c] for x in clean]
+        level = statistics.median(alone)
+        if median_bounds(ours)[0] > median_bounds(alone)[1] + noise[c] * level:
+            caps[c] = level * (1 + noise[c])
+    return [[min(v, cap) for v, cap in zip(x, caps)] for x in paired]
+
+
+def clocks_read(ref, cand, clean):
+    """How many clocks each timed call has (3; 4 where every reference call has a host clock); Verdict `wire` for the
+    candidate if any value is not a finite number or a call of the candidate's lacks a clock in use: max, min and
+    sorting let one NaN switch a bound off, and a missing host clock would end its bound."""
+    n = 4 if all(len(x) > 3 and x[3] is not None for x in ref) else 3
+    for x in ref + cand + clean:
+        if len(x) < n or not all(type(v) in (int, float) and math.isfinite(v) for v in x[:n]):
+            raise Verdict("rejected", "wire", f"a timed call's clocks read {str(x)[:80]}: not finite numbers")
+    return n
 
 
 # ---------------------------------------------------------------------------- numerics: flags read inside the call
 
 def numeric_flags():
     """The settings that change fp32 arithmetic, read in microseconds: right after every forward returns, before the
-    harness runs anything else (a forward that leaves TF32 on, for a thread to turn off later, is seen; one that turns
-    it off again before returning is judged by its outputs alone: THREATS.md states the rule)."""
+    harness runs anything else (a forward that leaves TF32 on, for a thread to turn off later, is seen)."""
     b = torch.backends
     return (b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32, torch.get_float32_matmul_precision(),
             b.cuda.matmul.allow_fp16_reduced_precision_reduction, b.cuda.matmul.allow_bf16_reduced_precision_reduction,
             torch.get_default_dtype())
+
+
+# torch._C's setters of the global settings (global_flags) that torch's Python calls: torch.backends' attributes and
+# context managers, set_float32_matmul_precision, set_default_dtype, use_deterministic_algorithms, set_num_threads
+SETTERS = ("_set_cublas_allow_tf32", "_set_cudnn_allow_tf32", "_set_float32_matmul_precision", "_set_default_dtype",
+           "_set_cublas_allow_fp16_reduced_precision_reduction", "_set_cublas_allow_bf16_reduced_precision_reduction",
+           "_set_cublas_allow_fp16_accumulation", "_set_cudnn_benchmark", "_set_cudnn_deterministic",
+           "_set_cudnn_enabled", "_set_deterministic_algorithms", "_set_mkldnn_enabled", "_set_onednn_allow_tf32",
+           "_set_fp32_precision_setter", "_set_sdp_use_flash", "_set_sdp_use_mem_efficient", "_set_sdp_use_math",
+           "_set_sdp_use_cudnn", "set_num_threads")
+
+
+class FlagWatch:
+    """The setters (SETTERS) wrapped before any candidate code: a call that leaves a global setting other than its
+    baseline is kept (`changed`), even if a later call puts it back. So a forward that turns TF32 on and off again
+    inside itself, or a thread that does while forward runs, is `backend_flags` (check_flags). Not seen: native code
+    that sets a flag through ATen, and Python that calls a wrapped setter's original (gc reaches it)."""
+
+    def __init__(self):
+        self.baseline, self.changed = None, None
+        for name in SETTERS:
+            for owner in (torch._C, torch) if name == "set_num_threads" else (torch._C,):
+                real = getattr(owner, name, None)
+                if real is not None:
+                    setattr(owner, name, self._wrap(name, real))
+
+    def _wrap(self, name, real):
+        def setter(*args, **kwargs):
+            out = real(*args, **kwargs)
+            if self.baseline is not None and self.changed is None and global_flags() != self.baseline:
+                self.changed = f"{name}{args!r:.60}"
+            return out
+        return setter
+
+
+def check_flags(w):
+    """After every forward: `backend_flags` if a setting of fp32 arithmetic differs now, or any global setting was
+    set away from its baseline since the worker's harness started (w.flag_watch), even if it was set back."""
+    if numeric_flags() != w.numerics:
+        raise Verdict("rejected", "backend_flags", "forward returned with a global setting of fp32 arithmetic "
+                      "changed (TF32, matmul precision, reduced-precision reductions, default dtype)")
+    if w.flag_watch.changed:
+        raise Verdict("rejected", "backend_flags", f"a global setting was changed ({w.flag_watch.changed}), even if "
+                      "it was set back: settings are the harness's, the same for both sides in every call")
 
 
 # ---------------------------------------------------------------------------- host: CPU time the hold would hide
@@ -1362,26 +1447,35 @@ def stop(procs, session=False):
     sweep()
 
 
-def pin(pids):
+def pin(pids, one_cpu=False):
     """Options.pin_cpus: every thread of the workers (pids) onto one CPU, which they take in turns (the other side is
-    stopped during a call), and the judge's thread onto a second; the pair is the first free one (a lock file per
-    pair: evaluations timed at once on other GPUs take others). Returns what unpin needs, or None (none free)."""
+    stopped during a call), and the judge's thread onto a second (one_cpu: the same one, where the workers' own
+    clocks are the host's: the evaluation then takes one core, and a neighbour on the machine another); the pair is
+    the first free one (a lock file per pair: evaluations timed at once on other GPUs take others). With one_cpu and
+    every CPU taken, it shares one: both sides of each evaluation still run alike. Returns what unpin needs, or None
+    (none free)."""
     cpus = sorted(os.sched_getaffinity(0))
-    for a, b in zip(cpus[::2], cpus[1::2]):
+    pairs = [(c, c) for c in cpus] if one_cpu else list(zip(cpus[::2], cpus[1::2]))
+    for a, b in pairs:
         lock = open(Path(tempfile.gettempdir()) / f"cudal1-cpus-{a}-{b}.lock", "w")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             lock.close()
             continue
-        before = {0: os.sched_getaffinity(0)}
-        os.sched_setaffinity(0, {b})
-        for tid in (int(t.name) for pid in pids for t in Path(f"/proc/{pid}/task").iterdir()):
-            with contextlib.suppress(OSError):  # a thread that ended meanwhile
-                before[tid] = os.sched_getaffinity(tid)
-                os.sched_setaffinity(tid, {a})
-        return lock, before
-    return None
+        return lock, _move(pids, a, b)
+    return (None, _move(pids, *pairs[os.getpid() % len(pairs)])) if one_cpu else None
+
+
+def _move(pids, a, b):
+    """Every thread of pids onto CPU a, the calling thread onto b: {tid (0: the caller): its CPUs before}."""
+    before = {0: os.sched_getaffinity(0)}
+    os.sched_setaffinity(0, {b})
+    for tid in (int(t.name) for pid in pids for t in Path(f"/proc/{pid}/task").iterdir()):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            before[tid] = os.sched_getaffinity(tid)
+            os.sched_setaffinity(tid, {a})
+    return before
 
 
 def unpin(pins):
@@ -1390,7 +1484,8 @@ def unpin(pins):
         for tid, cpus in before.items():
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(tid, cpus)
-        lock.close()  # the pair is free again
+        if lock:
+            lock.close()  # the pair is free again
 
 
 _TEMP_DIRS = set()  # the evaluator's temp folders (logs, the workers' TMPDIR) that exist now
@@ -1837,9 +1932,10 @@ def prepare_worker(w, env, namespaces):
     # set here, not through the environment: the forkserver read that when it imported dynamo
     importlib.import_module("torch._inductor.config").compile_threads = 1
     serve_builds(w, local=False)
+    w._own(flag_watch=FlagWatch())  # torch's setters wrapped, before the baselines (the wrappers are in them)
     torch_code()  # the code objects torch has now: only these count as torch patching itself
     w.attrs, w.flags0 = attr_ids(namespaces), global_flags()
-    w.numerics = numeric_flags()
+    w.numerics, w.flag_watch.baseline = numeric_flags(), w.flags0
     return w.digest()
 
 
@@ -1911,7 +2007,7 @@ def torch_own(v):
 
 
 WORKER_ATTRS = {"device", "cuda", "conn", "model", "owned", "exts", "owner", "flush_buf", "hold", "attrs", "flags0",
-                "mod", "consts", "guard", "stage", "recv", "in_ranges", "numerics"}  # what the harness gives it
+                "mod", "consts", "guard", "stage", "recv", "in_ranges", "numerics", "flag_watch", "mark"}  # harness's
 
 
 def after_forward_watch(**harness):

@@ -116,14 +116,14 @@ def saver(items, section):
     return save
 
 
-def batch_items(identity, repeats, copies=1):
-    """Identical code for each task in `identity` (`copies` times), plus each CUDA kernel of the honest corpus
-    `repeats` times."""
+def batch_items(identity, repeats, copies=1, tasks_dir=E.TASKS_DIR):
+    """Identical code for each task in `identity` (`copies` times; found in tasks_dir), plus each CUDA kernel of the
+    honest corpus `repeats` times."""
     items = []
-    for p in E.find_tasks(identity) if identity else []:
+    for p in E.find_tasks(identity, tasks_dir) if identity else []:
         src = E.load_task(p)
-        items += [dict(kind="identity", task=E.task_name(p), ref=src, cand=re.sub(r"\bModel\b", "ModelNew", src))
-                  for _ in range(copies)]
+        items += [dict(kind="identity", task=E.task_name(p, tasks_dir), ref=src,
+                       cand=re.sub(r"\bModel\b", "ModelNew", src)) for _ in range(copies)]
     kernels = [f for f in sorted((CORPUS / "honest").glob("*.py")) if header(f)[3] == "cuda"]
     for rep in range(repeats):
         for f in kernels:
@@ -296,6 +296,8 @@ def main():
     ap.add_argument("--identity", default="level1/*,level2/*,level3/*", help="tasks for the identical-code batch")
     ap.add_argument("--repeats", type=int, default=3, help="copies of each corpus CUDA kernel in the batch")
     ap.add_argument("--identity-copies", type=int, default=1, help="copies of each identical-code candidate")
+    ap.add_argument("--tasks-dir", default=str(E.TASKS_DIR), help="where --identity's tasks are (a KernelBench "
+                    "checkout's level1/: its own sizes)")
     ap.add_argument("--corpus", default="all", help="all | cuda | '' | comma list of globs (hacks/flag_*)")
     ap.add_argument("--device", default="cuda", help="cpu only to try the script without a GPU")
     ap.add_argument("--devices", default="", help="comma list (default: every visible GPU)")
@@ -329,7 +331,8 @@ def main():
         Path(a.out).write_text(json.dumps(report))
         print_batch(report["mix"])
     if a.identity or a.repeats:
-        report["batch"] = run_batch(batch_items(a.identity, a.repeats, a.identity_copies), a.device, devices, opts)
+        items = batch_items(a.identity, a.repeats, a.identity_copies, a.tasks_dir)
+        report["batch"] = run_batch(items, a.device, devices, opts)
         Path(a.out).write_text(json.dumps(report))
         print_batch(report["batch"])
 

@@ -1,6 +1,6 @@
 """The walls in fences.py and the judge's steps that use them, on the CPU: the memory plan and its one-line refusal,
-the clean-level cap and the host clock in the charge, the tolerance fixed before the candidate's call, every
-distribution drawn in timed rounds."""
+the charge's tests (the clean-level cap, the bounds' sign test, finite clocks) and the host clock, the tolerance fixed
+before the candidate's call, every distribution drawn in timed rounds."""
 import random
 import time
 import subprocess
@@ -82,12 +82,39 @@ def test_a_task_that_cannot_fit_the_cpu_is_refused_in_one_line_before_any_work(t
     assert E.task_memory(BIG.format(n=4), "cpu").sets == 2
 
 
+def test_median_bounds_by_hand():
+    """The sign test's order statistics: k = floor((n - z sqrt(n)) / 2) from each end, at least the ends; z < 0
+    turns them round."""
+    assert fences.median_bounds(range(100), z=2.5) == (37, 62)   # (100 - 25) / 2 = 37.5
+    assert fences.median_bounds(range(10), z=2.5) == (1, 8)      # (10 - 7.9) / 2 = 1.05: 9 of 10 above the lower
+    assert fences.median_bounds([5, 1, 3], z=2.5) == (1, 5)      # too few rounds for any test: the ends
+    assert fences.median_bounds(range(10), z=-2.5)[0] == 8       # (10 + 7.9) / 2 = 8.95: most lie under it
+
+
 def test_clean_cap_by_hand():
-    assert fences.clean_cap(2.0, [1.0, 1.0, 1.0]) == pytest.approx(1.02)   # twice the clean level: capped
-    assert fences.clean_cap(1.01, [1.0, 1.0, 1.0]) == 1.01                  # within the noise: the paired level
-    assert fences.clean_cap(5.0, []) == 5.0                                 # no clean rounds: no cap
-    # a noisy clean level allows 3 x IQR / sqrt(n): IQR 0.5 over 4 rounds -> 0.75
-    assert fences.clean_cap(3.0, [1.0, 1.0, 1.5, 1.5]) == pytest.approx(1.25 + 0.75)
+    """Per clock (parts: precise, then beyond it), the reference's paired rounds are capped at the clean level plus
+    the noise only where the test says they ran slower than the clean rounds."""
+    clean = [[1.0, 0.5]] * 10
+    capped = fences.clean_cap([[2.0, 0.5]] * 20, clean, [0.02, 0.05])  # the precise clock twice as slow, every round
+    assert capped == [[pytest.approx(1.02), 0.5]] * 20                  # its overhead as alone: not capped
+    assert fences.clean_cap([[2.0, 0.5]] * 20, [], [0.02, 0.05]) == [[2.0, 0.5]] * 20  # no clean rounds: no cap
+    # the clean rounds' own spread (0.9-1.8: a busy phase) covers the paired level: no evidence
+    spread = [[0.9 + 0.1 * i, 0.5] for i in range(10)]
+    assert fences.clean_cap([[1.5, 0.5]] * 20, spread, [0.02, 0.05]) == [[1.5, 0.5]] * 20
+
+
+def test_a_busy_phase_moves_no_cap_and_no_bound():
+    """Identical code on a busy host: the paired rounds alternate 1.0 and 1.3 ms on both sides (the neighbour took
+    the CPU in every other round) and the judge's clock of either side jumps by a 4 ms time slice in some rounds;
+    alone the reference ran 1.0 ms in every round. Capping the reference by its clean level (1.02) and bounding the
+    candidate by its judge's level (a median of a mixture) pays 0.33x. Noise that moves one side in some rounds, or
+    one phase, is no evidence: 1.0x."""
+    ref = [(x, x + 0.1, x + 0.3) for x in [1.0, 1.3] * 10]
+    clean = [(1.0, 1.1, 1.3)] * 10
+    spiked = {1, 3, 5, 6, 9, 11, 15, 17, 19}  # 9 of 20 rounds: 8 of the odd calls, 1 of the even calls
+    cand = [(x, x + 0.1, x + 0.3 + 4.0 * (i in spiked)) for i, x in enumerate([1.0, 1.3] * 10)]
+    ref_ms, cand_ms, *_ = E.charge({"ref": ref, "cand": cand, "clean": clean})
+    assert ref_ms == cand_ms == pytest.approx(1.15)
 
 
 def test_charge_caps_a_reference_slowed_beside_the_candidate_by_its_clean_level():
@@ -99,7 +126,7 @@ def test_charge_caps_a_reference_slowed_beside_the_candidate_by_its_clean_level(
     assert E.charge({"ref": slowed, "cand": cand})[:2] == (2.0, 1.0)  # 2x for nothing
     ref_ms, cand_ms, *_ = E.charge({"ref": slowed, "cand": cand, "clean": clean})
     assert ref_ms == pytest.approx(1.02)              # its clean level plus 2% (slack)
-    # the judge's bound: 2.0 - the clean overhead 0.5 x 1.03 (capped) - the allowance max(0.02, 0.03 x 0.515)
+    # the judge's clock: 1.0 + (1.0 - the clean overhead 0.5 x 1.03, capped) - the allowance max(0.0204, 0.03 x 0.515)
     assert cand_ms == pytest.approx(2.0 - 0.515 - 0.0204)
 
 
@@ -111,6 +138,24 @@ def test_charge_counts_cpu_work_the_hold_hides_on_the_host_clock():
     assert E.charge({"ref": ref, "cand": cand})[1] == pytest.approx(0.40 - 0.02 - 0.02)
     assert E.charge({"ref": ref, "cand": [(0.5, 0.7, 1.5, 0.02)] * 5})[1] == 0.5    # launches alone: the events
     assert E.charge({"ref": [x[:3] for x in ref], "cand": [x[:3] for x in cand]})[1] < 0.4  # without it: free
+
+
+def test_no_single_clock_value_switches_a_bound_off():
+    """NaN or infinity anywhere in a timed call's clocks (max and min drop a NaN silently; a sort puts it anywhere),
+    or a host clock the candidate's report leaves out where the reference's has one, fails the candidate (`wire`),
+    never the reference."""
+    ref, cand, clean = [(1.0, 1.2, 2.0, 0.02)] * 5, [(0.01, 0.21, 1.01, 0.40)] * 5, [(1.0, 1.2, 2.0, 0.02)] * 5
+    for side in ("ref", "cand", "clean"):
+        for c in range(4):
+            for bad in (float("nan"), float("inf"), -float("inf")):
+                clock = {"ref": list(ref), "cand": list(cand), "clean": list(clean)}
+                clock[side][2] = tuple(bad if i == c else v for i, v in enumerate(clock[side][2]))
+                with pytest.raises(fences.Verdict) as e:
+                    E.charge(clock)
+                assert (e.value.status, e.value.check) == ("rejected", "wire"), (side, c, bad)
+    no_host = cand[:2] + [(0.01, 0.21, 1.01, None)] + cand[3:]
+    with pytest.raises(fences.Verdict, match="wire|not finite"):
+        E.charge({"ref": ref, "cand": no_host})
 
 
 class _FakeSides:

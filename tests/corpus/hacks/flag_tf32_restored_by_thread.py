@@ -5,7 +5,7 @@ during a call).
 
 The flags that change fp32 arithmetic are now read right after forward returns, before anything else runs in
 the harness: forward returned with TF32 on. (A forward that switches a flag on and back off before returning is
-judged by its outputs alone: THREATS.md, the rule on tensor cores.)
+caught by the setter watch: hacks/flag_tf32_toggled_in_forward.)
 
 task: cpu/linear_relu
 expect: rejected backend_flags
