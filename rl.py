@@ -86,7 +86,7 @@ class Config:
     std_normalize: bool = False       # divide group advantages by the group std (off = Dr. GRPO; on = the paper's)
     adv_std_floor: float = 0.05       # group advantages divide by at least this std (rewards' units; 0 = off)
     loss_variant: str = "dapo"        # dapo|grpo|drgrpo: per-token losses averaged over tokens (grpo: per sequence)
-    mask_truncated: bool = False      # leave replies cut at max_new_tokens (no eos) out of the update (DAPO's filter)
+    mask_truncated: bool = True       # leave replies cut at max_new_tokens (no eos) out of the update (DAPO's filter)
     lora_rank: int = 0                # LoRA adapters of this rank on the attention and MLP projections (0 = train all)
     lora_alpha: float = 32.0          # LoRA scale alpha / rank
     lora_targets: str = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"  # the projections LoRA adapts

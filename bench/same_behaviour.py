@@ -26,7 +26,8 @@ TOY = """import sys, rl
 def reward(task, texts):
     return [float(len(t) % 7) - 3.0 for t in texts]
 rl.run(rl.Config(model="tiny", task="cpu/relu,cpu/add_mul,cpu/softmax", steps=3, group_size=4, tasks_per_step=2,
-                 max_new_tokens=24, out=sys.argv[1], device="cpu", lr=1e-3, gen_batch=2), reward_fn=reward)
+                 max_new_tokens=24, out=sys.argv[1], device="cpu", lr=1e-3, gen_batch=2, mask_truncated=False),
+       reward_fn=reward)
 """
 
 

@@ -59,7 +59,7 @@ def test_optimizer_state_follows_the_objective(sft_lora, tmp_path, monkeypatch):
                                    "--steps", "1", "--device", "cpu", "--out", str(tmp_path / "sft")]))
     assert more.optimizer_state == "keep" and adam_steps(tmp_path / "sft") == {3}
     common = ["--init-from", init, "--task", "cpu/relu", "--steps", "1", "--group-size", "2", "--max-new-tokens", "8",
-              "--device", "cpu"]
+              "--device", "cpu", "--no-mask-truncated"]  # (the random policy's replies are all cut at the cap)
     fresh = rl.run(rl.parse_config(common + ["--out", str(tmp_path / "rl")]), reward_fn=lambda t, x: ranked(x))
     assert fresh.optimizer_state == "fresh" and adam_steps(tmp_path / "rl") == {1}
     assert json.loads((tmp_path / "rl" / "config.json").read_text())["optimizer_state"] == "fresh"
@@ -75,7 +75,8 @@ def test_the_kl_anchor_is_the_policy_the_stage_started_from(sft_lora, tmp_path, 
     init = sft_lora / "run"
     cfg = rl.run(rl.parse_config(["--init-from", str(init), "--task", "cpu/relu", "--steps", "2", "--group-size", "2",
                                   "--max-new-tokens", "8", "--device", "cpu", "--beta", "0.5", "--lr", "1e-2",
-                                  "--out", str(tmp_path / "rl")]), reward_fn=lambda t, x: ranked(x))
+                                  "--no-mask-truncated", "--out", str(tmp_path / "rl")]),
+                 reward_fn=lambda t, x: ranked(x))
     log = runs.read_jsonl(tmp_path / "rl" / "log.jsonl")
     assert log[0]["updated"] and log[0]["kl"] == 0.0 and log[1]["kl"] > 0  # step 2: the policy has moved
     anchor = torch.load(tmp_path / "rl" / "anchor.pt", weights_only=True)
@@ -99,7 +100,7 @@ def test_a_resume_keeps_its_full_weights_anchor_when_init_from_is_gone(tmp_path,
     rl.run(rl.parse_config(TINY + ["--stage", "sft", "--data", write_jsonl(tmp_path / "d.jsonl", [RECORD]), "--task",
                                    "cpu/relu", "--steps", "1", "--lr", "1e-2", "--out", str(init)]))
     flags = ["--init-from", str(init), "--task", "cpu/relu", "--group-size", "2", "--max-new-tokens", "8", "--device",
-             "cpu", "--beta", "0.5", "--lr", "1e-2", "--ckpt-every", "1"]
+             "cpu", "--beta", "0.5", "--lr", "1e-2", "--ckpt-every", "1", "--no-mask-truncated"]
     rl.run(rl.parse_config(flags + ["--steps", "3", "--out", str(tmp_path / "straight")]),
            reward_fn=lambda t, x: ranked(x))
     rl.run(rl.parse_config(flags + ["--steps", "2", "--out", str(tmp_path / "cut")]), reward_fn=lambda t, x: ranked(x))
@@ -120,7 +121,7 @@ def test_a_lora_resume_without_its_anchor_is_an_error(sft_lora, tmp_path, monkey
     out = tmp_path / "rl"
     rl.run(rl.parse_config(["--init-from", str(sft_lora / "run"), "--task", "cpu/relu", "--steps", "1", "--group-size",
                             "2", "--max-new-tokens", "8", "--device", "cpu", "--beta", "0.5", "--lr", "1e-2",
-                            "--out", str(out)]), reward_fn=lambda t, x: ranked(x))
+                            "--no-mask-truncated", "--out", str(out)]), reward_fn=lambda t, x: ranked(x))
     (out / "anchor.pt").unlink()
     with pytest.raises(engine.PolicyError, match="anchor.pt"):
         rl.run(rl.parse_config(["--resume", "--out", str(out), "--steps", "2"]), reward_fn=lambda t, x: ranked(x))
