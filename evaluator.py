@@ -608,8 +608,7 @@ def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known, pl
     fences.send_buffers(cand, *bufs["cand"][2:])
     ref("setup", ref_src, "Model", init_args, init_seed, {}, env, logdirs[0], False)
     go()  # no candidate code has run so far
-    cand("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdirs[1], True,
-         timeout=o.build_timeout_s)
+    cand("setup", cand_src, "ModelNew", init_args, init_seed, consts, env, logdirs[1], True, timeout=o.build_timeout_s)
     s.audit()  # what importing and constructing the candidate changed, before it is ever called
     s.hold = ref("held") and cand("held")  # every call behind a GPU hold on both sides or on neither
     s.idx = [torch.randint(0, max(r.numel(), 1), (64,), generator=gen, device=device) for r in s.recv["ref"]]
@@ -726,10 +725,9 @@ def _timed_rounds(s, o, tols, n_checks):
 
 
 def _clean_rounds(s, o, n):
-    """The reference's clock with no candidate process left (its group killed: its CUDA contexts, and every kernel it
-    left queued or running, end with it): n rounds of the reference alone, made as paired rounds, which cap those
-    where a test says they ran slower (fences.clean_cap). n = 0 on the CPU: a stopped candidate runs nothing there,
-    and alone the reference has the core's caches to itself (10-30% faster), which no test tells from interference."""
+    """The reference's clock with no candidate process left (its group killed, its CUDA contexts and kernels with it):
+    n rounds of it alone, which cap the paired rounds where a test says they ran slower (fences.clean_cap). n = 0 on
+    the CPU: nothing of a stopped candidate runs there, and alone the reference has the caches to itself."""
     fences.signal_group(s.pid["cand"], signal.SIGKILL)
     deadline = time.monotonic() + 5.0
     while fences.group_pids(s.pid["cand"]) and time.monotonic() < deadline:
@@ -1130,12 +1128,13 @@ class Worker:
         """One call: forward, a device-wide synchronize (side streams count), the output checked and copied into the
         judge's buffers, all before the answer that stops the judge's clock. Returns (precise ms: CUDA events on the
         current stream, or on CPU the host's clock around forward; the worker's ms: forward's start to the copy-out's
-        end; on CUDA the host ms: CPU time of forward's thread in forward and of every other thread since the last
-        answer, else None; whether the output aliases an input; threads it left running). behind_hold (CUDA): the GPU
-        is held (fences.gpu_hold, self.hold) while forward launches; the events start after it, the worker's ms leave
-        it out. From forward to the copy-out's end the garbage collector is off and signals are blocked (again: the
-        candidate may have unblocked them): a collection (gc.callbacks, finalizers) or a signal's handler (a timer
-        armed in forward) would run candidate code in the harness after forward returned, off the precise clock."""
+        end, on CPU plus other threads' CPU time outside forward since the last answer (work before or after it); on
+        CUDA the host ms: CPU time of forward's thread in forward and of every other thread since the last answer,
+        else None; whether the output aliases an input; threads it left running). behind_hold (CUDA): the GPU is held
+        (fences.gpu_hold) while forward launches; the events start after it, the worker's ms leave it out. From
+        forward to the copy-out's end the garbage collector is off and signals are blocked (again: the candidate may
+        have unblocked them): a collection (gc.callbacks, finalizers) or a signal's handler (a timer armed in
+        forward) would run candidate code in the harness after forward returned, off the precise clock."""
         was_on, blocked = _gc_on(), _sigmask(signal.SIG_BLOCK, _SIGNALS)
         _gc_disable()
         try:
@@ -1159,7 +1158,7 @@ class Worker:
                 self.hold(fences.HOLD_NS)
             _record(ev[0], stream)
         t0 = t0 if behind else _perf()
-        fwd0 = _thread_cpu()
+        fwd0, all0 = _thread_cpu(), _cpu()
         out = self.model(*self.stage[b])
         if self.cuda:
             _record(ev[1], stream)
@@ -1167,7 +1166,7 @@ class Worker:
         if _gc_on() or _sigmask(signal.SIG_BLOCK, ()) != mask:  # first: any allocation here could collect
             raise Verdict("rejected", "deferred_work", "forward turned the garbage collector on or unblocked signals: "
                           "code of its own could run in the harness after forward returned")
-        fwd = _thread_cpu() - fwd0
+        fwd, others_in = _thread_cpu() - fwd0, _cpu() - all0 - (_thread_cpu() - fwd0)  # CPU time in forward
         fences.check_flags(self)  # TF32 and the like, at the return and (set by torch's setters) inside the call
         snap = None
         if probe and self.cuda:  # what the current stream alone has finished, to compare after the full sync
@@ -1195,7 +1194,8 @@ class Worker:
             r.copy_(y)
         _device_sync(self.device)
         ms = (_perf() - t0) * 1e3 - hold_ms  # the worker's clock: forward, the synchronize, the guard, the copy-out
-        host = ((_cpu() - cpu0) - (_thread_cpu() - own0) + fwd) * 1e3 if self.cuda else None
+        others = (_cpu() - cpu0) - (_thread_cpu() - own0)  # every other thread's CPU time since the last answer
+        host, ms = ((others + fwd) * 1e3, ms) if self.cuda else (None, ms + (others - others_in) * 1e3)
         self.mark = (_cpu(), _thread_cpu())
         # threads this call started, still running: counted before the probe's wait (after it, a thread that wakes
         # during the probe's first comparison and exits would be missed)

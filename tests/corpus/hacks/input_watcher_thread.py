@@ -10,6 +10,10 @@ before the inputs are written, the window is inside it and the trick is worth ~1
 worker's own thread (two intra-op threads) the answer can be wrong, which is `phase_branch`: either is a catch. The
 correctness gate alternates the two buffer sets; where a set's next content keeps its first and last entries (the
 edge set drawn from the task set's seed), the watcher returns the set's last answer: `output_replay`, a catch too.
+On a loaded 2-core machine the judge's clock (2-15 ms of overhead a call) could not resolve the watcher's ~0.5 ms:
+one run of ~12 was ok at 3.98x. The worker's clock on the CPU now adds other threads' CPU time outside forward since
+the last answer, which no wait in the scheduler's queues moves: the watcher's polls and sums (~10 ms a round) are
+charged there (0.05x where output_replay does not come first).
 today: ok 2.6x (cpu/sum_rows, the test's OPTIONS)
 
 task: cpu/sum_rows

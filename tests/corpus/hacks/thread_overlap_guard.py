@@ -9,7 +9,9 @@ thread started before the call, and done before the copy, is invisible to the th
 Measuring from the judge's clock does not change this: the overlap hides in overhead the reference pays too.
 If the helper is late the output is incomplete when copied (`phase_branch` or `background_thread`).
 today: ok 1.40-1.49x (cpu/relu, the test's OPTIONS, 4 runs; honest two threads joined in forward: 0.85-0.92x;
-with the helper given 75% or more it loses the race: rejected)
+with the helper given 75% or more it loses the race: rejected). On the CPU the worker's clock now adds other
+threads' CPU time outside forward since the last answer, so a helper that wins the race is charged there; on the
+busy 2-core machine that added it, pinned or not, the helper lost the race in every run (background_thread).
 
 task: cpu/relu
 cpu_only: a CPU thread finishing rows of a CPU tensor; on CUDA it races the copy-out (phase_branch)
