@@ -577,6 +577,7 @@ def _set_up(ref, cand, ref_src, cand_src, device, o, env, logdirs, go, known, pl
     init_args, init_seed = ref_mod.get_init_inputs(), secrets.randbits(62)
     consts = {k: v for k, v in vars(ref_mod).items() if not k.startswith("_") and _is_const(v)}
     cand.pid = cand("pid")  # its process-group leader, asked before any task code runs
+    fences.refusal(cand.pid)  # a note for this group from before its leader existed is stale (pids are reused)
     cand.send("prepare", env)  # the workers start their harness while the judge works
     if first:
         ref.send("prepare", env)

@@ -966,7 +966,9 @@ def _refusal_note(forkserver, pgid):
 
 def refusal(pgid):
     """The verdict if a forkserver of this evaluator (the judge's parent, or another caller's on the machine: the
-    candidate may find either) refused a fork to this process group (and killed the requester), else None."""
+    candidate may find either) refused a fork to this process group (and killed the requester), else None. Each note
+    is read once; the judge also reads the notes of a group as its leader starts, so that an unread note of an older
+    group with the same number (pids wrap at 32768 on many machines) never blames a new candidate."""
     notes = list(Path(tempfile.gettempdir()).glob(_refusal_note("*", pgid).name))
     for note in notes:
         with contextlib.suppress(OSError):

@@ -5,7 +5,6 @@ import functools
 import glob
 import os
 import shutil
-import socket
 import tempfile
 
 # The README's CPU setting, for the evaluator's processes too (they inherit it from the forkserver, started later):
@@ -31,25 +30,26 @@ def _in_tmp(pattern):
 
 
 def _listened(folder):
-    """Does a process still accept connections on a socket in this folder (a live forkserver's listener)?"""
-    for path in glob.glob(os.path.join(folder, "*")):
-        with socket.socket(socket.AF_UNIX) as s:
-            try:
-                s.connect(path)
-                return True
-            except OSError:
-                pass
-    return False
+    """Does a process still listen on a socket in this folder (a live forkserver)? Read from /proc/net/unix, never by
+    connecting: a forkserver of the evaluator kills whoever connects, and the folder may be another test session's."""
+    try:
+        lines = open("/proc/net/unix").read().splitlines()[1:]
+    except OSError:
+        return True  # cannot tell: keep it
+    # Num RefCount Protocol Flags Type St Inode Path; Flags 00010000 = listening (__SO_ACCEPTCON)
+    return any(len(f) > 7 and int(f[3], 16) & 0x10000 and os.path.dirname(f[7]) == folder
+               for f in map(str.split, lines))
 
 
-BEFORE = _in_tmp("cudal1-cpus-*.lock") | _in_tmp("pymp-*")  # what was there before the tests
+LEFT = ("cudal1-cpus-*.lock", "cudal1-refused-*")
+BEFORE = {f for pattern in LEFT + ("pymp-*",) for f in _in_tmp(pattern)}  # what was there before the tests
 
 
 def _remove_what_the_tests_left():
     """What the tests created in TMPDIR and nothing removes: fences.pin's lock files (one per CPU pair, shared by every
-    process on the machine, so pin never removes them), and multiprocessing's folders of processes a test killed
-    (SIGKILL skips their exit handlers) whose forkserver is gone."""
-    for lock in _in_tmp("cudal1-cpus-*.lock") - BEFORE:
+    process on the machine, so pin never removes them), forkserver refusal notes no judge read, and multiprocessing's
+    folders of processes a test killed (SIGKILL skips their exit handlers) whose forkserver is gone."""
+    for lock in {f for pattern in LEFT for f in _in_tmp(pattern)} - BEFORE:
         with contextlib.suppress(OSError):
             os.remove(lock)
     for folder in _in_tmp("pymp-*") - BEFORE:

@@ -91,6 +91,23 @@ def test_a_forked_copy_of_the_caller_is_told_to_evaluate_from_the_caller():
     assert E.evaluate(RELU, HONEST, "cpu", **FAST).status == "ok"  # the caller itself still evaluates
 
 
+def test_an_unread_refusal_note_of_an_older_process_group_never_blames_a_new_candidate():
+    """A forkserver's refusal note is keyed by the requester's process group; one left unread (its evaluation ended
+    another way) would name whichever worker later gets that number. Notes planted for the next few hundred pids: an
+    honest candidate is still ok."""
+    import tempfile
+    nxt = int(Path("/proc/sys/kernel/ns_last_pid").read_text()) + 1
+    notes = [Path(tempfile.gettempdir(), f"cudal1-refused-0-{p}") for p in range(nxt, min(nxt + 600, 1 << 22))]
+    try:
+        for note in notes:
+            note.touch()
+        res = E.evaluate(RELU, HONEST, "cpu", **FAST)
+        assert res.status == "ok", res.reason
+    finally:
+        for note in notes:
+            note.unlink(missing_ok=True)
+
+
 def test_evaluate_many_mixes_static_failures_and_runs():
     """A static failure, a failed C++ build and a run in one call; phases counts the build (failed, not compiled)."""
     broken = (ROOT / "tests/corpus/failures/build_error.py").read_text()
