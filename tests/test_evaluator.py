@@ -93,11 +93,12 @@ def test_a_forked_copy_of_the_caller_is_told_to_evaluate_from_the_caller():
 
 def test_an_unread_refusal_note_of_an_older_process_group_never_blames_a_new_candidate():
     """A forkserver's refusal note is keyed by the requester's process group; one left unread (its evaluation ended
-    another way) would name whichever worker later gets that number. Notes planted for the next few hundred pids: an
+    another way) would name whichever worker later gets that number. Notes planted for the next 2,000 pids: an
     honest candidate is still ok."""
     import tempfile
-    nxt = int(Path("/proc/sys/kernel/ns_last_pid").read_text()) + 1
-    notes = [Path(tempfile.gettempdir(), f"cudal1-refused-0-{p}") for p in range(nxt, min(nxt + 600, 1 << 22))]
+    last, top = (int(Path(f"/proc/sys/kernel/{f}").read_text()) for f in ("ns_last_pid", "pid_max"))
+    pids = [300 + (last + 1 + i - 300) % (top - 300) for i in range(2000)]  # the kernel wraps to 300
+    notes = [Path(tempfile.gettempdir(), f"cudal1-refused-0-{p}") for p in pids]
     try:
         for note in notes:
             note.touch()
@@ -717,14 +718,15 @@ def test_a_sigterm_kills_the_builds_then_ends_the_process_as_a_sigterm(tmp_path)
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
-def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on_the_next_then_back():
+def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on_the_next_then_back(tmp_path, monkeypatch):
     """Options.pin_cpus (on by default, for the CV misses at da23197): fences.pin moves every thread of both workers
     onto the first free CPU pair's first CPU and the caller's thread onto its second (one_cpu, the CPU device: onto
     the first too, each evaluation a CPU of its own while one is free, then one shared); a second evaluation timed
     meanwhile does not get the same pair; _unpin puts every thread back as it was and frees the pair."""
     code = "import threading, time; [threading.Thread(target=time.sleep, args=(60,)).start() for _ in range(2)]; " \
            "time.sleep(60)"
-    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the pairs' lock files of this test alone (evaluations
+    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]  # of other tests may hold the machine's)
     try:
         time.sleep(1.0)
         cpus = lambda tid: os.sched_getaffinity(tid)  # noqa: E731
@@ -736,10 +738,11 @@ def test_pinned_timed_rounds_put_every_worker_thread_on_one_cpu_and_the_judge_on
         assert pins and all(cpus(t) == {a} for t in tids) and cpus(0) == {b}
         if len(mine) < 4:
             assert fences.pin([procs[0].pid]) is None  # the only pair is taken
-        else:
+        else:  # a second judge thread: affinity is per thread (this one's is {b} now; another judge's, the machine's)
+            os.sched_setaffinity(0, mine)
             other = fences.pin([procs[0].pid])
             assert other and cpus(0) not in ({a}, {b})
-            fences.unpin(other)
+            fences.unpin(other)  # this thread back on every CPU, procs[0] on {a}
         fences.unpin(pins)
         assert cpus(0) == mine and {t: cpus(t) for t in tids} == theirs
         again = fences.pin([procs[1].pid])
@@ -929,16 +932,20 @@ class ModelNew''').replace("import torch\n", f"import torch\nREPO = {str(ROOT)!r
 def test_the_candidate_cannot_write_the_repository_nor_touch_other_processes():
     """Landlock (writes only under a temp dir of its own and /dev, no signal outside its own processes) and seccomp
     (no other process's scheduling): each attempt fails, so the candidate runs honestly; outside it is not fenced."""
-    probe = ROOT / "tasks" / ".cudal1_probe"
+    probe, nice, cpus = ROOT / "tasks" / ".cudal1_probe", os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0)
     res = E.evaluate(RELU, ESCAPE, "cpu", **FAST)
     assert res.status == "ok", res.reason
     assert not probe.exists()
     pid = os.fork()  # control: the same attempts from an unconfined process succeed, so the test can fail
-    if pid == 0:
-        ns = {}
-        exec(ESCAPE.split("if _escapes():")[0], ns)
-        os._exit(0 if len(ns["_escapes"]()) == 4 else 1)
+    if pid == 0:  # a stand-in parent: the control pins and renices it, not this test process (and what it starts)
+        inner = os.fork()
+        if inner == 0:
+            ns = {}
+            exec(ESCAPE.split("if _escapes():")[0], ns)
+            os._exit(0 if len(ns["_escapes"]()) == 4 else 1)
+        os._exit(os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1]))
     assert os.waitpid(pid, 0)[1] == 0
+    assert os.getpriority(os.PRIO_PROCESS, 0) == nice and os.sched_getaffinity(0) == cpus
     probe.unlink()
 
 
