@@ -144,20 +144,18 @@ def rl_cmd(*args):
 
 
 def piece_s(c, st):
-    out, done = c.proof / "S", last_step(c.proof / "S")
-    if done >= c.s_steps:
-        return None
-    steps = min(c.s_steps, done + c.s_stretch)
+    out, at = c.proof / "S", last_step(c.proof / "S")
+    steps = min(c.s_steps, at + c.s_stretch)
     return rl_cmd("--stage", "sft", *c.model, "--lora-rank", "8", "--lora-targets", "q_proj,v_proj",
                   "--data", c.data, "--sft-contrastive", "--task", c.s_tasks, "--lr", "2e-4",
                   "--max-new-tokens", "3200", "--temperature", "0.7", "--steps", str(steps), "--ckpt-every", "10",
-                  "--out", str(out), *["--resume"] * bool(done), *c.extra)
+                  "--out", str(out), *["--resume"] * bool(at), *c.extra)
 
 
 def piece_go(contrastive):
     def piece(c, st):
         out = c.proof / ("go_contrastive" if contrastive else "go_plain")
-        if last_step(out) >= 1 or last_step(c.proof / "S") < c.s_steps or st.get("go"):
+        if last_step(c.proof / "S") < c.s_steps or st.get("go"):
             return None
         return rl_cmd("--stage", "rl", "--init-from", str(c.proof / "S"), *c.model, "--task", c.tasks, *RL_FLAGS,
                       "--steps", "1", "--no-update", "--contrastive" if contrastive else "--no-contrastive",
@@ -171,7 +169,7 @@ def measured(c, label):
 
 def piece_measure(label, folder_name, after):
     def piece(c, st):
-        if measured(c, label) or not after(c, st):
+        if not after(c, st):
             return None
         return [sys.executable, str(HERE / "measure.py"), label, str(c.proof / folder_name), "--train", c.tasks,
                 "--heldout", c.heldout, "--summary", str(c.summary), "--work", str(c.proof / f"measure_{label}"), "--samples", str(c.samples),
@@ -181,21 +179,21 @@ def piece_measure(label, folder_name, after):
 
 def piece_arm(arm):
     def piece(c, st):
-        out, done = c.proof / arm, last_step(c.proof / arm)
-        if done >= c.arm_steps or not measured(c, "start") or not (st.get("go") or {}).get("go"):
+        out, at = c.proof / arm, last_step(c.proof / arm)
+        if not measured(c, "start") or not (st.get("go") or {}).get("go"):
             return None
         lr, _ = stop_rule_lr(read_log(out), RL_LR, st["lr_changes"], arm)
         flags = [f if f != str(RL_LR) else repr(lr) for f in RL_FLAGS]
         return rl_cmd("--stage", "rl", "--init-from", str(c.proof / "S"), *c.model, "--task", c.tasks, *flags,
                       "--no-contrastive" if arm == "rl_plain" else "--contrastive",
-                      "--steps", str(min(c.arm_steps, done + c.stretch)), "--out", str(out),
+                      "--steps", str(min(c.arm_steps, at + c.stretch)), "--out", str(out),
                       *["--resume"] * (out / "config.json").exists(), *c.extra)
     return piece
 
 
 def piece_main_job(c, st):
     out = c.proof / "main_job"
-    if last_step(out / "rl") >= 1 or not measured(c, "rl_contrastive"):
+    if not measured(c, "rl_contrastive"):
         return None
     return rl_cmd("--task", "all", *c.model, "--sft-steps", "4", "--sftc-steps", "2", "--ssl-rounds", "1",
                   "--steps", "1", "--out", str(out), *["--resume"] * out.exists(), *c.extra)
@@ -209,7 +207,7 @@ def arm_done(arm):
     return lambda c, st: last_step(c.proof / arm) >= c.arm_steps
 
 
-PIECES = {  # name -> the command that continues it (None when done or not yet due), in the campaign's order
+PIECES = {  # name -> the command that continues it (None: not yet due), in the campaign's order; plan asks done first
     "S": piece_s,
     "go_plain": piece_go(False),
     "go_contrastive": piece_go(True),
@@ -222,7 +220,8 @@ PIECES = {  # name -> the command that continues it (None when done or not yet d
 }
 
 
-def is_done(c, st, name):
+def done(c, name):
+    """Is the piece finished, read from the committed state alone?"""
     if name == "S":
         return last_step(c.proof / "S") >= c.s_steps
     if name.startswith("go_"):
@@ -240,7 +239,7 @@ def plan(c):
     if st.get("s_changes"):  # S as the last change-s made it
         c.s_steps = st["s_changes"][-1]["s_steps"]
     for name, make in PIECES.items():
-        if is_done(c, st, name):
+        if done(c, name):
             rows.append((name, "done"))
             continue
         cmd = make(c, st) if nxt is None else None
