@@ -57,7 +57,8 @@ def _remove_what_the_tests_left():
             shutil.rmtree(folder, ignore_errors=True)
 
 
-atexit.register(_remove_what_the_tests_left)
+if not os.environ.get("PYTEST_XDIST_WORKER"):  # pytest-xdist: the controller cleans up after every worker has ended
+    atexit.register(_remove_what_the_tests_left)
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
