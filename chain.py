@@ -24,7 +24,7 @@ RECIPE = {"all": dict(lora_rank=8, lora_targets="q_proj,v_proj", max_new_tokens=
 CHAIN = {"sft": "sft", "ssl": "ssl", "sftc": "sft", "rl": "rl"}  # folder -> the stage run there, in this order
 
 
-SPLIT = runs.DEMO_POLICY.parents[1] / "real" / "split.json"  # {"train": [30 tasks], "heldout": [13, never trained]}
+SPLIT = runs.SPLIT
 
 
 # seconds per step (ssl: per round; ssl and rl: 8 tasks x 8 samples) of Qwen2.5-Coder-1.5B with the recipe, lowest

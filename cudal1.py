@@ -2,6 +2,7 @@
 
 What it does, in the order data flows through one RL step
     ExemplarDB / sample_exemplars -> the N = 2 scored variants shown in a contrastive prompt (prompts.build_prompt)
+    target_score                  -> the score they stay below, so that the policy knows a faster answer
     compute_rewards               -> evaluator results -> shaped, normalised, clipped rewards
     group_advantages              -> rewards (B, G) -> group-relative advantages (B, G)
     grpo_loss                     -> per-token clipped policy-gradient loss (+ optional KL), aggregated by name
@@ -224,6 +225,31 @@ def sample_exemplars(entries, n=2, *, bucket_width=0.5, tau=1.0, mode="contrasti
     entries = list(entries)
     chosen = range(len(entries)) if len(entries) <= n else SAMPLERS[mode](entries, n, rng, bucket_width, tau)
     return sorted((entries[i] for i in chosen), key=lambda e: e.score)
+
+
+def target_score(db, task, rng, n=2):
+    """(the score the variants of a stage-3 prompt stay below, how many it shows: rl.draw_variants), drawn as sft's
+    targets are (a working record's speedup): uniformly among the task's scores that keep two known answers, entries
+    the prompt does not show that score at least as much as all it shows (whatever the draw); with n variants, else
+    with n - 1 (a group that writes either answer has a speed to learn from); else the old rule: a score with n
+    entries below (fewer where it has fewer), the best left out while two remain. Only a reference: inf.
+
+    Example: n 2, scores 0.7, 1.0 (the reference), 1.3, 1.9, 2.1 -> (1.3 or 1.9, 2); 0.7, 1.0, 1.3 -> (1.0, 1): two
+    shown would leave 1.3 alone; 1.0, 1.0, 1.5 -> (1.5, 1); 1.0, 1.0, 1.0, 1.5 -> (1.5, 2); 0.7, 1.0 -> (1.0, 2).
+    """
+    scores = sorted(e.score for e in db.entries(task))
+    if len(set(scores)) < 2:
+        return math.inf, n
+
+    def known(x, k):  # fewest known answers over the draws of k variants below x (the k fastest shown), or -1
+        pool = [y for y in scores if y < x]
+        return sum(y >= x for y in scores) + max(0, pool.count(pool[-1]) - k) if len(pool) >= k else -1
+    for k in range(n, max(n - 2, 0), -1):  # n, then n - 1
+        fits = [x for x in sorted(set(scores)) if known(x, k) >= 2]
+        if fits:
+            return float(rng.choice(fits)), k
+    fits = [x for x in sorted(set(scores)) if sum(y < x for y in scores) >= min(n, len(scores) - 1)]
+    return float(rng.choice(fits[:-1] if len(fits) > 1 else fits or scores[-1:])), n
 
 
 # ---------------------------------------------------------------------------- reward

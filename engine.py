@@ -474,6 +474,14 @@ def barrier():
         dist.barrier()
 
 
+def leave_together():
+    """Under torchrun, end the process group once every rank is here: a gloo rank exiting with its group alive can
+    abort (SIGABRT)."""
+    if dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def shard(items):
     """This rank's contiguous share of a list or range (shares differ by at most one); all of it in one process."""
     if not dist.is_initialized():

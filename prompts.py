@@ -19,7 +19,7 @@ Where it departs from the paper (CUDA-L1, arXiv 2507.14111)
     4. The plain prompt (stages 1-2 and the no-contrast ablation) is the same text minus the exemplars and with
        the analysis asked about the reference alone.
     5. Which variants are shown is rl.draw_variants' rule, the same for stage 3 and for sft's contrastive prompts:
-       those below a working variant's score (sft: the record's; stage 3: rl.target_score, drawn from the task's
+       those below a working variant's score (sft: the record's; stage 3: cudal1.target_score, drawn from the task's
        scores, never its best while two remain), none longer than --exemplar-max-chars (6,000, about 1,700 tokens:
        the stage-1 variants' 90th percentile is 5,400 characters). The paper's sampler favours the best; shown its
        best, a small model had nothing it knew to write. Measured on bench/real/stage1.jsonl's database (30 tasks,

@@ -4,27 +4,20 @@
 --stage sft      fine-tune on the working candidates of --data (the loss on completion tokens only)
 --stage ssl      rounds of: sample -> evaluate -> fine-tune on the correct ones (reward 1 or 0) -> the exemplar database
 --stage rl       contrastive RL (rl() below); --init-from DIR starts a stage from an earlier one's weights and database
---stage all      sft on the shipped stage-1 data -> ssl -> sftc (sft on plain and contrastive prompts) -> rl, each in
-                 OUT/<its name>, each from the one before, by chain.py's recipe
+--stage all      sft on the shipped stage-1 data -> ssl -> sftc (sft on plain and contrastive prompts) -> rl (chain.py)
 --stage auto     (default) all for a real model on a GPU (no --init-from), else rl (without a GPU: the demo policy)
 
-One RL step: pick tasks -> contrastive prompts (the reference + 2 scored variants from the run's exemplar database)
--> G samples per prompt -> one evaluator call for them all (runs.measure: the paper's timer rules) -> log-speedup
-rewards -> group advantages -> GRPO update of the groups with a signal -> correct codes into the database -> one log
-line -> checkpoint. The run folder (--out; runs.py writes it): config.json, log.jsonl, samples.jsonl, exemplars.jsonl,
-best/<task>.py, progress.png, ckpt.pt.
+One RL step: B tasks -> contrastive prompts (the reference + 2 scored variants from the run's exemplar database) -> G
+samples each -> one evaluator call (runs.measure: the paper's timer rules) -> log-speedup rewards -> group advantages
+-> the GRPO update of the groups with a signal -> correct codes into the database -> a log line -> a checkpoint.
 
     OMP_NUM_THREADS=1 python rl.py --model tiny --task cpu/relu --steps 2 --max-new-tokens 32  # a CPU smoke run
     python rl.py --task all                       # a GPU: Qwen2.5-Coder-1.5B-Instruct through sft, ssl, sftc, rl
     python rl.py --resume --out runs/DIR          # continue from the last checkpoint (flags given now win)
     torchrun --nproc-per-node N rl.py --task all  # data-parallel RL, one process per GPU (engine.py)
-    python rl.py --help                           # every flag, its default and meaning
 
-Where it departs from the paper: README.md's table "Departures from the paper" lists each, with the flag that gives
-the paper's setting back.
+The run folder (--out) is runs.py's. Where this departs from the paper: README.md's "Departures from the paper".
 """
-import json
-import math
 import os
 import signal
 import sys
@@ -33,17 +26,18 @@ import zlib
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import torch
-import torch.distributed as dist
 from tqdm import tqdm
 
 import chain
 import engine
 import evaluator
 import runs
+import cudal1
 from cudal1 import compute_rewards, group_advantages, grpo_loss, is_success, sample_exemplars
 from engine import PolicyError
 from prompts import as_reply, build_prompt, compare_variants, extract_code, render, unlabelled
@@ -134,56 +128,13 @@ def parse_config(argv=None):
     return parse_flags(argv)[0]
 
 
-# Named presets: a run takes a preset's value for each field that neither a flag given nor a resumed config.json sets
-# (decide_config). "chain": --stage all's, bench/real/README.md's recipe for every stage (each stage's own on top:
-# chain.RECIPE); "demo": where no real model runs, the shipped demo policy (bench/demo) with the settings it was
-# trained and measured with (plain prompts: it was trained on plain prompts only).
+# Presets: a preset's value for each field no flag given nor resumed config.json sets (decide_config). chain: --stage
+# all's recipe (chain.RECIPE); demo: where no real model runs, the demo policy's own settings (plain prompts: its own).
 PRESETS = {"chain": chain.RECIPE["all"],
            "demo": dict(contrastive=False, temperature=0.7, lr=5e-05, mu=2, max_new_tokens=700, eval_time_budget=0.1,
                         gen_batch=1)}
+decide_config = partial(runs.decide_config, presets=PRESETS)  # the config that runs, decided there alone
 
-
-def decide_config(cfg, given=None, demo_because=""):
-    """The config that runs, decided here alone: config.json and the printed config lines are what it returns.
-    Each field is the first of: the flags given (given: the fields set on purpose, the command line's or
-    changed_fields); a resumed run's config.json; the preset (PRESETS: chain for --stage all, demo where no real
-    model runs, said in one line); Config's default. Then what the machine and an earlier stage decide, in order:
-
-        stage     auto: all (the chain) for a real model on a GPU without --init-from, else rl
-        device    auto: cuda when there is a GPU
-        model     "": the model an --init-from stage trained, else the hub's, an offline copy or the demo policy
-                  (demo_because: the reason no real model runs, when run() found that the chosen one did not load)
-        LoRA      an --init-from stage's adapters keep their rank, alpha and targets
-        AdamW     optimizer_state auto: --init-from's moments kept for the same objective, else fresh
-        torchrun  the run folder of rank 0 (engine.init_distributed)
-    """
-    given = runs.changed_fields(cfg) if given is None else set(given)
-    saved = Path(cfg.out) / "config.json" if cfg.out else None
-    kept = given | (set(runs.saved_config(saved, Config)) if cfg.resume and saved and saved.is_file() else set())
-    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
-    cfg = replace(runs.check_config(cfg), device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
-    if cfg.stage == "auto":
-        alone = device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ
-        cfg = replace(cfg, stage="rl" if alone else "all")
-    policy = (lambda c: runs.fallback_to_demo(c, demo_because, kept, PRESETS["demo"])) if demo_because else (
-        lambda c: runs.choose_policy(c, kept, PRESETS["demo"]))  # (the demo preset comes with the demo policy)
-    if cfg.stage == "all" and not cfg.model:
-        cfg = policy(cfg)
-        if cfg.init_from == str(runs.DEMO_POLICY):  # no real model here: the demo alone, as its line said
-            cfg = replace(cfg, stage="rl")
-    if cfg.stage == "all":  # the chain preset, and split.json's training tasks for --task all (not a resumed task)
-        cfg = replace(cfg, **{k: v for k, v in PRESETS["chain"].items() if k not in kept})
-        default_tasks = Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve()
-        if cfg.task == "all" and "task" not in kept - given and default_tasks:
-            cfg = replace(cfg, task=",".join(json.loads(chain.SPLIT.read_text())["train"]))
-        return runs.check_config(cfg)
-    if "RANK" in os.environ and cfg.stage != "rl":
-        raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
-    cfg = runs.from_earlier_stage(replace(cfg, out=str(Path(cfg.out).absolute())), given)  # (absolute: for resume)
-    cfg = runs.resolve_optimizer_state(cfg if cfg.model else policy(cfg))
-    return engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
 
 # ---------------------------------------------------------------------------- the RL loop
 
@@ -204,7 +155,7 @@ def rl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         with runs.finishing_step():  # a Ctrl-C waits for this step's update, database, log and checkpoint
             moves = cfg.update and (adv.any() or cfg.beta > 0)
             stats = update(cfg, model, anchor, opt, rollouts, adv, step) if moves else NO_UPDATE
-            stats = dict(stats, **group_signal(cfg, adv, results))
+            stats = dict(stats, **runs.group_signal(cfg, adv, results))
             t3 = time.perf_counter()
             record_winners(cfg, db, best, batch, rollouts, results, step)
             runs.log_step(cfg, step, batch, rollouts, raw, results, best, stats, (t0, t1, t2, t3), phases)
@@ -233,30 +184,6 @@ def build_prompts(cfg, db, batch, step, tok):
     return prompts
 
 
-def target_score(db, task, rng, n=2):
-    """(the score a stage-3 prompt's variants stay below, how many it shows), drawn as sft's targets are (a working
-    record's speedup): uniformly among the task's scores that keep two known answers, entries the prompt does not
-    show that score at least as much as all it shows (whatever the draw); with n variants, else with n - 1 (a
-    group that writes either answer has a speed to learn from); else the old rule: a score with n entries below
-    (fewer where it has fewer), the best left out while two remain. Only a reference: inf.
-
-    Example: n 2, scores 0.7, 1.0 (the reference), 1.3, 1.9, 2.1 -> (1.3 or 1.9, 2); 0.7, 1.0, 1.3 -> (1.0, 1): two
-    shown would leave 1.3 alone; 1.0, 1.0, 1.5 -> (1.5, 1); 1.0, 1.0, 1.0, 1.5 -> (1.5, 2); 0.7, 1.0 -> (1.0, 2).
-    """
-    scores = sorted(e.score for e in db.entries(task))
-    if len(set(scores)) < 2:
-        return math.inf, n
-
-    def known(x, k):  # fewest known answers over the draws of k variants below x (the k fastest shown), or -1
-        pool = [y for y in scores if y < x]
-        return sum(y >= x for y in scores) + max(0, pool.count(pool[-1]) - k) if len(pool) >= k else -1
-    for k in range(n, max(n - 2, 0), -1):  # n, then n - 1
-        fits = [x for x in sorted(set(scores)) if known(x, k) >= 2]
-        if fits:
-            return float(rng.choice(fits)), k
-    fits = [x for x in sorted(set(scores)) if sum(y < x for y in scores) >= min(n, len(scores) - 1)]
-    return float(rng.choice(fits[:-1] if len(fits) > 1 else fits or scores[-1:])), n
-
 def draw_variants(cfg, db, task, seed, below=None, excluding=None):
     """The n_exemplars entries a contrastive prompt shows, by ONE rule for stage 3 and for sft's contrastive prompts
     (so that sft trains the question stage 3 asks): the task's entries scored below `below` (sft: its record's
@@ -266,7 +193,7 @@ def draw_variants(cfg, db, task, seed, below=None, excluding=None):
 
     Example: scores 1.0 (the reference), 0.7, 1.3, 2.1, below=1.3: drawn from 1.0, 0.7.
     """
-    top, n = (target_score(db, task, np.random.default_rng([seed, 1]), cfg.n_exemplars) if below is None
+    top, n = (cudal1.target_score(db, task, np.random.default_rng([seed, 1]), cfg.n_exemplars) if below is None
               else (below, cfg.n_exemplars))
     pool = [e for e in db.entries(task, excluding=excluding) if e.score < top
             and (not cfg.exemplar_max_chars or len(unlabelled(e.code)) <= cfg.exemplar_max_chars)]
@@ -323,17 +250,6 @@ def advantages_of(cfg, rewards):
     return group_advantages(torch.tensor(rewards).view(-1, cfg.group_size),  # (B, G)
                             std_normalize=cfg.std_normalize, std_floor=cfg.adv_std_floor).flatten().float()
 
-
-def group_signal(cfg, adv, results):
-    """The step's group-variance diagnostic: groups, those with a non-zero advantage (GRPO learns from them alone),
-    those whose correct samples differ in speed by more than the timing noise (round_to_one; None without results),
-    and the flat ones, whose zero advantages move nothing (skipped)."""
-    groups, G, speed = adv.view(-1, cfg.group_size), cfg.group_size, None  # (B, G)
-    signal = int((groups != 0).any(1).sum())
-    if results:
-        fast = [[r.speedup for r in results[i:i + G] if is_success(r) and r.speedup] for i in range(0, len(results), G)]
-        speed = sum(len(s) > 1 and max(s) > min(s) * (1 + cfg.round_to_one) for s in fast)
-    return dict(groups=len(groups), groups_signal=signal, groups_speed=speed, groups_flat=len(groups) - signal)
 
 # ---------------------------------------------------------------------------- the step: the policy update
 
@@ -504,7 +420,7 @@ def sft(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
     per_epoch = -(-len(examples) // cfg.sft_batch)
     for step in range(start, cfg.steps + 1):
         t0 = time.perf_counter()
-        batch = epoch_batches(cfg, len(examples), (step - 1) // per_epoch)[(step - 1) % per_epoch]
+        batch = runs.epoch_batches(cfg, len(examples), (step - 1) // per_epoch)[(step - 1) % per_epoch]
         chosen = [examples[i] for i in batch]
         if cfg.sft_contrastive:
             chosen += [e for i in batch for e in contrastive_example(cfg, db, tok, eos, records[i], step, i)]
@@ -524,6 +440,7 @@ def sft_examples(cfg, model, tok, records):
         prompt = render(build_prompt(r["ref_code"], device=cfg.device, contrastive=False), tok)
         examples.append(tokenized_example(tok, prompt, r.get("completion") or as_reply(r["code"], prompt), eos))
     return examples
+
 
 
 def tokenized_example(tok, prompt, target, eos):
@@ -551,12 +468,6 @@ def contrastive_example(cfg, db, tok, eos, record, step, i):
     prompt = render(build_prompt(record["ref_code"], shown, device=cfg.device, contrastive=True), tok)
     reply = as_reply(own, prompt, analysis=compare_variants(shown, unlabelled(own)))
     return [tokenized_example(tok, prompt, reply, eos)]
-
-
-def epoch_batches(cfg, n, epoch):
-    """One pass over n examples in an order drawn from (seed, epoch): lists of sft_batch indices (the last shorter)."""
-    order = np.random.default_rng([cfg.seed, epoch]).permutation(n).tolist()
-    return [order[i:i + cfg.sft_batch] for i in range(0, n, cfg.sft_batch)]
 
 
 def sft_step(cfg, model, opt, examples):
@@ -592,7 +503,7 @@ def ssl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
         t2 = time.perf_counter()
         wins = [s for s, res in zip(flat_samples(rollouts), results) if is_success(res)]
         with runs.finishing_step():  # a Ctrl-C waits for this round's updates, database, log and checkpoint
-            steps = [sft_step(cfg, model, opt, [wins[i] for i in b]) for b in epoch_batches(cfg, len(wins), rnd)]
+            steps = [sft_step(cfg, model, opt, [wins[i] for i in b]) for b in runs.epoch_batches(cfg, len(wins), rnd)]
             stats = dict(loss=float(np.mean([s["loss"] for s in steps])) if steps else None, kept=len(wins),
                          tokens=sum(s["tokens"] for s in steps), updated=bool(steps))
             t3 = time.perf_counter()
@@ -618,32 +529,18 @@ def run(cfg, reward_fn=None, given=None):
     if not cfg.resume and (Path(cfg.out) / "log.jsonl").exists():
         raise ConfigError(f"{cfg.out} already holds a run: --resume to continue it, or pick another --out")
     tasks = runs.load_tasks(cfg)  # a bad --task fails here, before any model download
-    if dist.is_initialized() and min(cfg.tasks_per_step, len(tasks)) < dist.get_world_size():
-        raise ConfigError(f"torchrun with {dist.get_world_size()} processes needs as many tasks per step, got "
-                          f"{min(cfg.tasks_per_step, len(tasks))}: each process generates one task's group or more")
-    try:
-        model, tok = engine.initial_policy(cfg)
-    except PolicyError as e:
-        if asked.model or asked.init_from or dist.is_initialized():  # (torchrun: the group is on cfg.device)
-            raise
-        print(f"cudal1: {str(e).splitlines()[0]}")  # the config is decided again, with the demo policy
-        cfg = decide_config(replace(asked, out=cfg.out), given, demo_because=f"{runs.DEFAULT_MODEL} did not load")
-        tasks, (model, tok) = runs.load_tasks(cfg), engine.initial_policy(cfg)
+    cfg, tasks, model, tok = runs.load_policy(cfg, tasks, asked, given, PRESETS)  # (the demo's, if it must)
     opt = torch.optim.AdamW(engine.trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start = runs.open_run(cfg, model, opt, asdict(Config()))
     if start is None:  # (finished: its line said so)
         return cfg
     db, best = runs.open_database(cfg, tasks)
-    lora = f" ({sum(p.numel() for p in engine.trainable(model)) / 1e6:.2f}M in LoRA adapters)" * bool(cfg.lora_rank)
-    print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
-          f"parameters{lora}, from step {start}, out {cfg.out}")
+    runs.say_start(cfg, tasks, model, start)
     try:
         STAGES[cfg.stage](cfg, tasks, model, tok, opt, db, best, start, reward_fn)
     except KeyboardInterrupt:
         raise runs.Interrupted(runs.checkpoint_interrupted(cfg, model, opt)) from None
-    if dist.is_initialized():  # leave together: a gloo rank exiting with its group alive can abort (SIGABRT)
-        engine.barrier()
-        dist.destroy_process_group()
+    engine.leave_together()
     return cfg
 
 

@@ -1,8 +1,8 @@
-"""runs.py: a run's plumbing, kept out of the method's way in rl.py: the command line's help and the config's checks,
-the policy when --model is not given (the hub, bench/fetch_model.py's copy, the demo policy), the measurement protocol
-(one evaluator call per step, the paper's re-check and rounding: measure), the run folder's files (exemplars.jsonl and
-best/, log.jsonl, samples.jsonl, progress.png, ckpt.pt), builds started while the policy decodes, Ctrl-C and resume,
-and stage-1 data (--data's records). (--stage all's chain: chain.py.)
+"""runs.py: a run's plumbing, kept out of the method's way in rl.py: the command line's help, the config's checks and
+the config decided (decide_config), the policy when --model is not given (the hub, bench/fetch_model.py's copy, the demo
+policy), the measurement protocol (one evaluator call per step, the paper's re-check and rounding: measure), the run
+folder's files (exemplars.jsonl and best/, log.jsonl, samples.jsonl, progress.png, ckpt.pt), builds started while the
+policy decodes, Ctrl-C and resume, and stage-1 data (--data's records). (--stage all's chain: chain.py.)
 
 `cfg` is rl.Config. Rank 0 alone writes files under torchrun (engine.is_main).
 """
@@ -236,6 +236,7 @@ OFFLINE_MODELS = ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "qwen2.5-coder-0.5b
 
 
 DEMO_POLICY = Path(__file__).resolve().parent / "bench" / "demo" / "policy"  # tiny after sft + ssl (bench/demo)
+SPLIT = DEMO_POLICY.parents[1] / "real" / "split.json"  # {"train": [30 tasks], "heldout": [13, never trained]}
 
 
 def choose_policy(cfg, given, demo):
@@ -317,6 +318,64 @@ def resolve_optimizer_state(cfg):
     return replace(cfg, optimizer_state="keep" if same else "fresh")
 
 
+def decide_config(cfg, given=None, presets=None, demo_because=""):
+    """The config that runs, decided here alone: config.json and the printed config lines are what it returns.
+    Each field is the first of: the flags given (given: the fields set on purpose, the command line's or
+    changed_fields); a resumed run's config.json; the preset (presets, rl.PRESETS: chain for --stage all, demo
+    where no real model runs, said in one line); Config's default. Then what the machine and an earlier stage
+    decide, in order:
+
+        stage     auto: all (the chain) for a real model on a GPU without --init-from, else rl
+        device    auto: cuda when there is a GPU
+        model     "": the model an --init-from stage trained, else the hub's, an offline copy or the demo policy
+                  (demo_because: the reason no real model runs, when run() found that the chosen one did not load)
+        LoRA      an --init-from stage's adapters keep their rank, alpha and targets
+        AdamW     optimizer_state auto: --init-from's moments kept for the same objective, else fresh
+        torchrun  the run folder of rank 0 (engine.init_distributed)
+    """
+    given = changed_fields(cfg) if given is None else set(given)
+    saved = Path(cfg.out) / "config.json" if cfg.out else None
+    kept = given | (set(saved_config(saved, type(cfg))) if cfg.resume and saved and saved.is_file() else set())
+    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("--device cuda, but this machine has no usable CUDA device (use --device cpu)")
+    cfg = replace(check_config(cfg), device=device, out=cfg.out or time.strftime("runs/%Y%m%d-%H%M%S"))
+    if cfg.stage == "auto":
+        alone = device != "cuda" or cfg.model == "tiny" or cfg.init_from or "RANK" in os.environ
+        cfg = replace(cfg, stage="rl" if alone else "all")
+    policy = (lambda c: fallback_to_demo(c, demo_because, kept, presets["demo"])) if demo_because else (
+        lambda c: choose_policy(c, kept, presets["demo"]))  # (the demo preset comes with the demo policy)
+    if cfg.stage == "all" and not cfg.model:
+        cfg = policy(cfg)
+        if cfg.init_from == str(DEMO_POLICY):  # no real model here: the demo alone, as its line said
+            cfg = replace(cfg, stage="rl")
+    if cfg.stage == "all":  # the chain preset, and split.json's training tasks for --task all (not a resumed task)
+        cfg = replace(cfg, **{k: v for k, v in presets["chain"].items() if k not in kept})
+        default_tasks = Path(cfg.tasks_dir).resolve() == evaluator.TASKS_DIR.resolve()
+        if cfg.task == "all" and "task" not in kept - given and default_tasks:
+            cfg = replace(cfg, task=",".join(json.loads(SPLIT.read_text())["train"]))
+        return check_config(cfg)
+    if "RANK" in os.environ and cfg.stage != "rl":
+        raise ConfigError(f"torchrun runs --stage rl only; run --stage {cfg.stage} as one process")
+    cfg = from_earlier_stage(replace(cfg, out=str(Path(cfg.out).absolute())), given)  # (absolute: for resume)
+    cfg = resolve_optimizer_state(cfg if cfg.model else policy(cfg))
+    return engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
+
+
+def load_policy(cfg, tasks, asked, given, presets):
+    """(cfg, tasks, model, tok) of the decided config; when the policy chosen for it (asked: the config before
+    decide_config; no --model, --init-from or torchrun) fails to load, the config is decided again with the demo
+    policy, said in one line."""
+    try:
+        return (cfg, tasks, *engine.initial_policy(cfg))
+    except engine.PolicyError as e:
+        if asked.model or asked.init_from or dist.is_initialized():  # (torchrun: the group is on cfg.device)
+            raise
+        print(f"cudal1: {str(e).splitlines()[0]}")
+        cfg = decide_config(replace(asked, out=cfg.out), given, presets, demo_because=f"{DEFAULT_MODEL} did not load")
+        return (cfg, load_tasks(cfg), *engine.initial_policy(cfg))
+
+
 def continue_optimizer(cfg, opt):
     """With --init-from and optimizer_state 'keep': AdamW's moments from its checkpoint (when it kept them;
     bench/demo/policy keeps weights only), at this run's lr and weight decay; returns whether they were loaded.
@@ -334,11 +393,15 @@ def continue_optimizer(cfg, opt):
 
 
 def load_tasks(cfg):
-    """[(name, reference source)] of the selected tasks (evaluator.TaskError when none match)."""
+    """[(name, reference source)] of the selected tasks (evaluator.TaskError when none match; ConfigError when torchrun
+    has more processes than a step has tasks)."""
     paths = evaluator.find_tasks(cfg.task, cfg.tasks_dir)
     tasks = [(evaluator.task_name(p, cfg.tasks_dir), evaluator.load_task(p)) for p in paths]
     for name, src in tasks:  # one that cannot fit the device at all is refused in one line, before any work
         evaluator.task_memory(src, cfg.device, name)
+    if dist.is_initialized() and min(cfg.tasks_per_step, len(tasks)) < dist.get_world_size():
+        raise ConfigError(f"torchrun with {dist.get_world_size()} processes needs as many tasks per step, got "
+                          f"{min(cfg.tasks_per_step, len(tasks))}: each process generates one task's group or more")
     return tasks
 
 
@@ -456,6 +519,13 @@ def open_database(cfg, tasks):
     return db, best
 
 
+def say_start(cfg, tasks, model, start):
+    """The stage's first line: its tasks, the model's size (and its LoRA adapters'), the step it starts from."""
+    lora = f" ({sum(p.numel() for p in engine.trainable(model)) / 1e6:.2f}M in LoRA adapters)" * bool(cfg.lora_rank)
+    print(f"stage {cfg.stage}: {len(tasks)} tasks, {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M "
+          f"parameters{lora}, from step {start}, out {cfg.out}")
+
+
 # ---------------------------------------------------------------------------- the log: log.jsonl, samples.jsonl, the step's line
 
 
@@ -492,6 +562,19 @@ def append_samples(cfg, step, batch, rollouts, results):
             f.write(json.dumps(dict(step=step, task=batch[i // G][0], status=res.status, speedup=res.speedup,
                                     kind=res.speedup_kind, copy=cudal1.is_copy(res), reason=res.reason[:300],
                                     reply=text)) + "\n")
+
+
+def group_signal(cfg, adv, results):
+    """The step's group-variance diagnostic: groups, those with a non-zero advantage (GRPO learns from them alone),
+    those whose correct samples differ in speed by more than the timing noise (round_to_one; None without results),
+    and the flat ones, whose zero advantages move nothing (skipped)."""
+    groups, G, speed = adv.view(-1, cfg.group_size), cfg.group_size, None  # (B, G)
+    signal = int((groups != 0).any(1).sum())
+    if results:
+        fast = [[r.speedup for r in results[i:i + G] if cudal1.is_success(r) and r.speedup]
+                for i in range(0, len(results), G)]
+        speed = sum(len(s) > 1 and max(s) > min(s) * (1 + cfg.round_to_one) for s in fast)
+    return dict(groups=len(groups), groups_signal=signal, groups_speed=speed, groups_flat=len(groups) - signal)
 
 
 def log_step(cfg, step, batch, rollouts, raw, results, best, stats, clock, phases=None):
@@ -905,3 +988,10 @@ def sft_records(cfg):
     print(f"sft: trains on {len(keep)} records of {cfg.data} that hold a working candidate{at_least}; all "
           f"{len(recs)} working ones go into the exemplar database")
     return recs, keep
+
+
+def epoch_batches(cfg, n, epoch):
+    """One pass over n examples in an order drawn from (seed, epoch): lists of sft_batch indices (the last shorter)."""
+    order = np.random.default_rng([cfg.seed, epoch]).permutation(n).tolist()
+    return [order[i:i + cfg.sft_batch] for i in range(0, n, cfg.sft_batch)]
+

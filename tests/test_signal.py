@@ -218,7 +218,7 @@ def test_the_group_variance_diagnostic_counts_groups_with_a_signal():
     results = ([result(s) for s in (1.0, 1.3, None)] + [result(s) for s in (1.1, 1.11, None)]
                + [result(None)] * 3)
     adv = rl.advantages_of(cfg, rl.rewards_of(cfg, results)[1])
-    assert rl.group_signal(cfg, adv, results) == dict(groups=3, groups_signal=2, groups_speed=1, groups_flat=1)
+    assert runs.group_signal(cfg, adv, results) == dict(groups=3, groups_signal=2, groups_speed=1, groups_flat=1)
 
 
 def test_every_rl_step_logs_the_diagnostic_and_no_update_leaves_the_weights(tmp_path, monkeypatch):
@@ -257,7 +257,8 @@ def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch
     for step in range(1, 25):
         [prompt] = rl.build_prompts(cfg, db, [("cpu/relu", RELU)], step, tok)
         seen |= {s for s, c in codes.items() if c.strip() in prompt}
-        targets.add(rl.target_score(db, "cpu/relu", np.random.default_rng([rl.seed_for(cfg, step, "cpu/relu"), 1]))[0])
+        rng = np.random.default_rng([rl.seed_for(cfg, step, "cpu/relu"), 1])
+        targets.add(cudal1.target_score(db, "cpu/relu", rng)[0])
         assert prompt.count("### Variant") == 2
     assert seen == {0.7, 1.3} and targets == {1.3, 1.9}  # never the best (2.1) nor the long one (1.9)
     record = dict(task="cpu/relu", ref_code=RELU, code=codes[1.3], result=dict(status="ok", speedup=1.3))
@@ -273,7 +274,7 @@ def test_stage_3_never_shows_the_best_and_sft_asks_the_same_question(monkeypatch
 def test_target_score_by_hand():
     db = cudal1.ExemplarDB()
     db.seed_reference("t", "ref")
-    draws = lambda: {rl.target_score(db, "t", np.random.default_rng(i)) for i in range(40)}  # noqa: E731
+    draws = lambda: {cudal1.target_score(db, "t", np.random.default_rng(i)) for i in range(40)}  # noqa: E731
     assert draws() == {(math.inf, 2)}  # the reference alone: shown
     db.add("t", "a", 0.7)
     assert draws() == {(1.0, 2)}  # (one known answer: no smaller prompt keeps two)
@@ -307,7 +308,7 @@ def test_a_small_database_shows_one_variant_fewer_to_keep_two_known_answers(scor
     for seed in range(30):
         shown = rl.draw_variants(cfg, db, "t", seed)
         assert len(shown) == n_shown and len(known_answers(db, shown)) >= 2
-        assert rl.target_score(db, "t", np.random.default_rng(seed), 2) == (target, n_shown)
+        assert cudal1.target_score(db, "t", np.random.default_rng(seed), 2) == (target, n_shown)
 
 
 def test_ties_that_already_keep_two_known_answers_show_every_variant():
