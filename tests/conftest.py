@@ -82,6 +82,11 @@ ALONE = ("test_fidelity.py",)
 FIRST = ("test_demo.py", "test_corpus.py")
 
 
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):  # xdist would hand out the files with the most tests first
+        config.option.loadscopereorder = False  # (test_demo has 3): they go in the order FIRST makes
+
+
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("PYTEST_XDIST_WORKER"):
         items[:] = [i for i in items if i.path.name not in ALONE]
