@@ -392,6 +392,19 @@ def test_cli_json_contract(tmp_path):
     assert rec["speedup"] is None
 
 
+def test_cli_escapes_a_reason_the_terminal_cannot_encode(tmp_path):
+    """A candidate's own text in its reason ("café") under an ASCII terminal: the summary escapes it instead of
+    ending in a traceback, and the --json line is still JSON with the text in it."""
+    cand = tmp_path / "cand.py"
+    cand.write_text(HONEST.replace("        return x.clamp_min(0.0)", '        raise RuntimeError("café")'))
+    out = subprocess.run([sys.executable, str(ROOT / "evaluator.py"), str(ROOT / "tasks/cpu/relu.py"), str(cand),
+                          "--device", "cpu", "--json", "--time-budget-s", "0.05", "--max-rounds", "10"],
+                         capture_output=True, timeout=300, env=dict(os.environ, PYTHONIOENCODING="ascii"))
+    assert out.returncode == 0, out.stderr.decode(errors="replace")[-2000:]
+    rec = json.loads(out.stdout.decode("ascii").strip().splitlines()[-1])
+    assert rec["status"] == "runtime_error" and "café" in rec["reason"], rec
+
+
 def test_cli_usage_errors_exit_nonzero(tmp_path):
     bad_task = tmp_path / "task.py"
     bad_task.write_text("def get_inputs():\n    return []\n")
