@@ -1,10 +1,11 @@
 """engine.py: the policy engine behind rl.py: a model loaded (tiny, a hub id, a local folder or a GGUF), LoRA adapters,
 bf16 autocast with packed attention and recomputed layers, G completions sampled per prompt (transformers' generate or
-a CUDA-graphed loop), the log-probs the loss scores, and torchrun's data-parallel helpers.
+a CUDA-graphed loop), the log-probs the loss scores, the optimizer step (gradients summed over torchrun's ranks,
+clipped, the warmup's lr) and torchrun's other data-parallel helpers.
 
 It knows nothing of stages, rewards or the evaluator: rl.py decides what to sample and what to learn. `cfg` is
 rl.Config; the fields read here are device, model, seed, lora_*, init_from, out, resume, beta, group_size,
-max_new_tokens, temperature, top_p, gen_cache and recompute.
+max_new_tokens, temperature, top_p, gen_cache, recompute, lr, warmup_steps and max_grad_norm.
 """
 import inspect
 import math
@@ -507,3 +508,25 @@ def all_reduce_grads(model):
         if p.grad is None:  # a parameter this rank's samples did not reach still joins the sum
             p.grad = torch.zeros_like(p)
         dist.all_reduce(p.grad)
+
+
+def optimizer_step(cfg, model, opt):
+    """Sum the gradients over torchrun's ranks, clip their norm (max_grad_norm; 0 = off), take the AdamW step at lr x
+    min(1, k / warmup_steps), k this AdamW's steps from 1 (moments kept from --init-from keep their count: a fresh
+    AdamW's first steps move every weight by about lr); returns the norm before clipping."""
+    all_reduce_grads(model)
+    norm = torch.nn.utils.clip_grad_norm_(trainable(model), cfg.max_grad_norm or float("inf"))
+    k = 1 + max((int(st["step"]) for st in opt.state.values() if "step" in st), default=0)
+    for group in opt.param_groups:
+        group["lr"] = cfg.lr * min(1.0, k / cfg.warmup_steps) if cfg.warmup_steps else cfg.lr
+    opt.step()
+    return float(norm)
+
+
+def exit_rank():
+    """A torchrun rank that ran to the end leaves without the interpreter's teardown, where a gloo rank aborted now
+    and then ("terminate called without an active exception", SIGABRT) after its group was destroyed
+    (tests/test_ddp.py). Outside torchrun: nothing."""
+    if "RANK" in os.environ:
+        sys.stdout.flush(), sys.stderr.flush()
+        os._exit(0)

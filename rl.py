@@ -18,7 +18,6 @@ samples each -> one evaluator call (runs.measure: the paper's timer rules) -> lo
 
 The run folder (--out) is runs.py's. Where this departs from the paper: README.md's "Departures from the paper".
 """
-import os
 import signal
 import sys
 import time
@@ -39,7 +38,6 @@ import evaluator
 import runs
 import cudal1
 from cudal1 import compute_rewards, group_advantages, grpo_loss, is_success, sample_exemplars
-from engine import PolicyError
 from prompts import as_reply, build_prompt, compare_variants, extract_code, render, unlabelled
 from runs import ConfigError
 
@@ -260,7 +258,7 @@ def update(cfg, model, anchor, opt, rollouts, adv, step=0):
     ratio to the old log-probs and the KL to the anchor (cudal1.grpo_loss), weighted by its share of its mini-batch's
     one normaliser (tokens: dapo; samples: grpo, drgrpo), so that each AdamW step takes its whole mini-batch's loss.
     With one AdamW step per batch every ratio is 1 and the eps clip cannot act. Under torchrun each rank takes its
-    share of each mini-batch, and optimizer_step sums the gradients: those of one process."""
+    share of each mini-batch, and engine.optimizer_step sums the gradients: those of one process."""
     samples, kept = flat_samples(rollouts), with_signal(cfg, rollouts, adv)
     if not len(kept):  # every sample with a signal was cut at the cap (mask_truncated)
         return dict(NO_UPDATE, trained=0)
@@ -274,7 +272,7 @@ def update(cfg, model, anchor, opt, rollouts, adv, step=0):
             bar.update()
             loss, st = micro_batch_loss(cfg, model, samples, adv, mb)
             stats.update({"loss": loss.item() * mb.weight, **{k: v * mb.weight / len(steps) for k, v in st.items()}})
-        grad_norm += optimizer_step(cfg, model, opt) / len(steps)  # of the summed gradient: the same on every rank
+        grad_norm += engine.optimizer_step(cfg, model, opt) / len(steps)  # of the summed gradient: alike on every rank
     bar.close()
     stats = {k: sum(part.get(k, 0.0) for part in engine.gather([stats])) for k in ("loss", "clip_frac", "kl", "ratio")}
     return dict(stats, loss=stats["loss"] / len(steps), grad_norm=grad_norm, updated=True, trained=len(kept))
@@ -351,18 +349,6 @@ def micro_batch_loss(cfg, model, samples, adv, mb):
         (loss * mb.weight).backward()
     return loss, stats
 
-
-def optimizer_step(cfg, model, opt):
-    """Sum the gradients over torchrun's ranks, clip their norm (max_grad_norm; 0 = off), take the AdamW step at lr x
-    min(1, k / warmup_steps), k this AdamW's steps from 1 (moments kept from --init-from keep their count: a fresh
-    AdamW's first steps move every weight by about lr); returns the norm before clipping."""
-    engine.all_reduce_grads(model)
-    norm = torch.nn.utils.clip_grad_norm_(engine.trainable(model), cfg.max_grad_norm or float("inf"))
-    k = 1 + max((int(st["step"]) for st in opt.state.values() if "step" in st), default=0)
-    for group in opt.param_groups:
-        group["lr"] = cfg.lr * min(1.0, k / cfg.warmup_steps) if cfg.warmup_steps else cfg.lr
-    opt.step()
-    return float(norm)
 
 # ---------------------------------------------------------------------------- the step: winners into the database
 
@@ -485,7 +471,7 @@ def sft_step(cfg, model, opt, examples):
             nll = -torch.where(mask, logp, torch.zeros_like(logp)).sum() / tokens
             nll.backward()
         loss += nll.item()
-    return dict(loss=loss, tokens=tokens, grad_norm=optimizer_step(cfg, model, opt))
+    return dict(loss=loss, tokens=tokens, grad_norm=engine.optimizer_step(cfg, model, opt))
 
 
 def ssl(cfg, tasks, model, tok, opt, db, best, start, reward_fn=None):
@@ -550,10 +536,8 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, runs.stop_as_ctrl_c)
     try:
         run(config, given=given)
-        if "RANK" in os.environ:  # a torchrun rank that ran to the end leaves without the interpreter's teardown,
-            sys.stdout.flush(), sys.stderr.flush()  # where a gloo rank aborted now and then ("terminate called
-            os._exit(0)  # without an active exception", SIGABRT) after its group was destroyed: tests/test_ddp.py
-    except (PolicyError, ConfigError, evaluator.TaskError) as err:
+        engine.exit_rank()  # (under torchrun: without the interpreter's teardown)
+    except (engine.PolicyError, ConfigError, evaluator.TaskError) as err:
         sys.exit(f"cudal1: {err}")
     except KeyboardInterrupt as err:
         print("\n" * sys.stderr.isatty() + f"cudal1: {err or 'interrupted before the first step'}",

@@ -26,7 +26,7 @@ def test_a_fresh_adapter_changes_nothing():
     assert torch.equal(base(IDS).logits, adapted(IDS).logits)  # B = 0: the term adds exact zeros
     attention = tiny(rank=8, lora_targets="q_proj,v_proj")
     assert sum(hasattr(m, "lora_a") for m in attention.modules()) == 2 * layers
-    with pytest.raises(rl.PolicyError, match="no projection named"):
+    with pytest.raises(engine.PolicyError, match="no projection named"):
         tiny(rank=8, lora_targets="c_attn")
 
 
@@ -108,7 +108,7 @@ def test_checkpoints_hold_adapters_and_init_from_continues_them(tmp_path, monkey
     model = engine.initial_policy(cfg)[0]
     full_state = torch.load(full / "ckpt.pt", weights_only=False)["model"]
     assert all(torch.equal(model.state_dict()[k], v) for k, v in full_state.items())
-    with pytest.raises(rl.PolicyError, match="LoRA adapters that do not fit"):
+    with pytest.raises(engine.PolicyError, match="LoRA adapters that do not fit"):
         engine.load_weights(tiny(), state["model"], lora / "ckpt.pt")
     # a resume reads its own checkpoint alone: the earlier stage's ckpt.pt may have gone since (it had, at d8d8238)
     (lora / "ckpt.pt").unlink()

@@ -289,15 +289,15 @@ def test_a_hub_id_without_network_fails_at_once(monkeypatch):
     monkeypatch.setattr(engine, "hub_reachable", lambda timeout=3.0: tried.append(timeout) or False)
     monkeypatch.setattr(engine, "hub_cached", lambda model_id: False)
     monkeypatch.setattr("transformers.AutoTokenizer.from_pretrained", lambda *a, **kw: pytest.fail("asked the hub"))
-    with pytest.raises(rl.PolicyError, match="no network to the model hub and no cached copy of org/coder"):
+    with pytest.raises(engine.PolicyError, match="no network to the model hub and no cached copy of org/coder"):
         engine.load_policy(rl.Config(model="org/coder", device="cpu"))
     assert len(tried) == 1
 
 
 def test_missing_local_model_says_what_to_do():
-    with pytest.raises(rl.PolicyError, match="--model tiny"):
+    with pytest.raises(engine.PolicyError, match="--model tiny"):
         engine.load_policy(rl.Config(model="./no/such/model", device="cpu"))
-    with pytest.raises(rl.PolicyError, match="--model tiny"):
+    with pytest.raises(engine.PolicyError, match="--model tiny"):
         engine.load_policy(rl.Config(model="/no/such/model.gguf", device="cpu"))
 
 # ---------------------------------------------------------------------------- maths of the update

@@ -201,13 +201,13 @@ def test_a_fresh_adamw_warms_up_and_a_continued_one_does_not():
     lrs = []
     for _ in range(6):
         w.grad = torch.ones(3)
-        rl.optimizer_step(cfg, torch.nn.Linear(1, 1), opt)  # (the norm is of another module's: none)
+        engine.optimizer_step(cfg, torch.nn.Linear(1, 1), opt)  # (the norm is of another module's: none)
         lrs.append(opt.param_groups[0]["lr"])
     assert lrs == pytest.approx([2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3, 1e-3])
     later = torch.optim.AdamW([w], lr=cfg.lr)
     later.load_state_dict(opt.state_dict())  # moments kept from --init-from: past the warmup already
     w.grad = torch.ones(3)
-    rl.optimizer_step(cfg, torch.nn.Linear(1, 1), later)
+    engine.optimizer_step(cfg, torch.nn.Linear(1, 1), later)
     assert later.param_groups[0]["lr"] == pytest.approx(1e-3)
 
 
