@@ -44,9 +44,11 @@ ONCE = TWICE.replace("class Model(", "class ModelNew(").replace("(self.lin(x) + 
 
 @contextlib.contextmanager
 def neighbour(on, seconds=900):
-    """A process spinning on one core for at most `seconds`, killed at the end (on: else nothing)."""
+    """A process spinning on one core (on: else nothing), in a session of its own, for at most `seconds` (it outlives
+    no run, even one killed before its finally), killed with SIGKILL (whatever SIGINT disposition it inherited)."""
     code = f"import time\nt = time.time() + {seconds}\nwhile time.time() < t: pass"
-    spin = subprocess.Popen([sys.executable, "-c", code], start_new_session=True) if on else None
+    spin = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdin=subprocess.DEVNULL) if on \
+        else None
     try:
         time.sleep(0.3 * on)
         yield

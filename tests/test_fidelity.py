@@ -2,54 +2,21 @@
 judge, the workers and the builds share it). Identical code beside a neighbour that spins on one core is paid ~1x,
 and a real 2x kernel beside it what it is paid quiet. Each run prints its paired ratio (the level of the rounds'
 ratios of the two precise clocks) beside the charged one, so a reader sees what the bounds and the cap took."""
-import contextlib
 import math
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import evaluator as E
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from fidelity import ONCE, TWICE, neighbour  # noqa: E402  (bench/fidelity.py: the 2x kernel and the spinning core)
+
 LINEAR_RELU = (ROOT / "tasks" / "cpu" / "linear_relu.py").read_text()
 IDENTITY = LINEAR_RELU.replace("class Model(", "class ModelNew(")
-# a reference that computes its linear layer twice, (y + y) / 2 == y exactly, and a candidate that computes it once
-TWICE = '''import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-
-    def forward(self, x):
-        return torch.relu((self.lin(x) + self.lin(x)) / 2)
-
-def get_inputs():
-    return [torch.randn(256, 512)]
-
-def get_init_inputs():
-    return [512]
-'''
-ONCE = TWICE.replace("class Model(", "class ModelNew(").replace("(self.lin(x) + self.lin(x)) / 2", "self.lin(x)")
 RUNS = 3
 OPTIONS = dict(time_budget_s=0.5, keep_samples=True)
-
-
-@contextlib.contextmanager
-def neighbour(seconds=120):
-    """A process that spins on one core, in a session of its own, for at most `seconds` (it outlives no test run, even
-    one killed before its finally), killed with SIGKILL (whatever SIGINT disposition it inherited)."""
-    code = f"import time\nt = time.time() + {seconds}\nwhile time.time() < t: pass"
-    spin = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdin=subprocess.DEVNULL)
-    try:
-        time.sleep(0.3)  # on its core before the first clock
-        yield
-    finally:
-        spin.kill()
-        spin.wait()
 
 
 def paid(ref, cand, label):
@@ -68,7 +35,7 @@ def test_identical_code_and_a_2x_kernel_are_paid_alike_beside_a_busy_core():
     of its quiet median (both medians of RUNS evaluations). Honest code gives a wider clock no evidence: at most one
     run of the 3 x RUNS is charged more than 3% below its paired ratio (a bound biting on noise, ~1 in 160 a clock)."""
     quiet = paid(TWICE, ONCE, "2x kernel, quiet")
-    with neighbour():
+    with neighbour(True, seconds=120):
         same = paid(LINEAR_RELU, IDENTITY, "identical code, a neighbour spinning")
         busy = paid(TWICE, ONCE, "2x kernel, a neighbour spinning")
     median = lambda xs: statistics.median(x[0] for x in xs)  # noqa: E731
