@@ -515,7 +515,7 @@ def run(cfg, reward_fn=None, given=None):
     if not cfg.resume and (Path(cfg.out) / "log.jsonl").exists():
         raise ConfigError(f"{cfg.out} already holds a run: --resume to continue it, or pick another --out")
     tasks = runs.load_tasks(cfg)  # a bad --task fails here, before any model download
-    cfg, tasks, model, tok = runs.load_policy(cfg, tasks, asked, given, PRESETS)  # (the demo's, if it must)
+    cfg, tasks, model, tok = runs.policy_or_demo(cfg, tasks, asked, given, PRESETS)  # (the demo's, if it must)
     opt = torch.optim.AdamW(engine.trainable(model), lr=cfg.lr, weight_decay=cfg.weight_decay)
     start = runs.open_run(cfg, model, opt, asdict(Config()))
     if start is None:  # (finished: its line said so)

@@ -318,7 +318,7 @@ def resolve_optimizer_state(cfg):
     return replace(cfg, optimizer_state="keep" if same else "fresh")
 
 
-def decide_config(cfg, given=None, presets=None, demo_because=""):
+def decide_config(cfg, given=None, *, presets, demo_because=""):
     """The config that runs, decided here alone: config.json and the printed config lines are what it returns.
     Each field is the first of: the flags given (given: the fields set on purpose, the command line's or
     changed_fields); a resumed run's config.json; the preset (presets, rl.PRESETS: chain for --stage all, demo
@@ -362,7 +362,7 @@ def decide_config(cfg, given=None, presets=None, demo_because=""):
     return engine.init_distributed(cfg)  # under torchrun: before the policy lands on this rank's GPU
 
 
-def load_policy(cfg, tasks, asked, given, presets):
+def policy_or_demo(cfg, tasks, asked, given, presets):
     """(cfg, tasks, model, tok) of the decided config; when the policy chosen for it (asked: the config before
     decide_config; no --model, --init-from or torchrun) fails to load, the config is decided again with the demo
     policy, said in one line."""
@@ -372,7 +372,8 @@ def load_policy(cfg, tasks, asked, given, presets):
         if asked.model or asked.init_from or dist.is_initialized():  # (torchrun: the group is on cfg.device)
             raise
         print(f"cudal1: {str(e).splitlines()[0]}")
-        cfg = decide_config(replace(asked, out=cfg.out), given, presets, demo_because=f"{DEFAULT_MODEL} did not load")
+        cfg = decide_config(replace(asked, out=cfg.out), given, presets=presets,
+                            demo_because=f"{DEFAULT_MODEL} did not load")
         return (cfg, load_tasks(cfg), *engine.initial_policy(cfg))
 
 
@@ -994,4 +995,3 @@ def epoch_batches(cfg, n, epoch):
     """One pass over n examples in an order drawn from (seed, epoch): lists of sft_batch indices (the last shorter)."""
     order = np.random.default_rng([cfg.seed, epoch]).permutation(n).tolist()
     return [order[i:i + cfg.sft_batch] for i in range(0, n, cfg.sft_batch)]
-
