@@ -469,6 +469,8 @@ def judge(ref, cand, ref_src, cand_src, device, o, env, logdirs, turn, known, pl
     try:
         clock = _timed_rounds(s, o if o.time_copies or kind != "reference_ops" else replace(o, **BARELY_TIMED),
                               tols, len(checks))
+        unread = s.w["cand"]("watch", 0)  # settings read at every op of one more call: changed and put back inside
+        note += f"the settings inside forward went unread ({unread}); " if unread else ""
         s.audit()
         clock["clean"] = _clean_rounds(s, o, min(len(clock["ref"]), o.clean_rounds) * s.device.startswith("cuda"))
     finally:
@@ -1010,7 +1012,7 @@ def worker_main(conn, device, logdir, role, nice=0, owner=None):
 PROFILE = fences.Either({"error": str, "has_ext": bool},
                         {"ops": {str: int}, "other_ops": [str], "kernels": [str], "ext_calls": int, "has_ext": bool})
 REPLIES = {"pid": int, "prepare": str, "audit": str, "held": bool, "buffers": None, "setup": None, "mode": None,
-           "prep": None, "profile": PROFILE, "run": (float, float, fences.Either(float, None), bool, int)}
+           "prep": None, "profile": PROFILE, "watch": str, "run": (float, float, fences.Either(float, None), bool, int)}
 
 
 def _watched():
@@ -1204,6 +1206,22 @@ class Worker:
         if probe:
             fences.background_probe(self, outs, snap, _same)
         return precise, ms, host, alias, started
+
+    def watch(self, b):
+        """One untimed call with every global setting read at each op it dispatches (fences.FlagReader): `backend_flags`
+        if an op ran with one changed, though forward put it back before it returned. '' or, where forward cannot run
+        under a dispatch mode (it raised), why: that call's settings went unread."""
+        reader = fences.FlagReader(self.flags0)
+        try:
+            with reader:
+                self.model(*self.stage[b])
+            _device_sync(self.device)
+        except Exception as e:
+            return f"{type(e).__name__}: {e}"[:200]
+        if reader.seen:
+            raise Verdict("rejected", "backend_flags", f"an op ran with a global setting changed inside forward "
+                          f"({reader.seen}), though it was back when forward returned")
+        return ""
 
     def profile(self, b):
         """What one call runs: aten ops (name -> count), GPU kernel names, calls into the module's own builds."""

@@ -635,6 +635,27 @@ class FlagWatch:
         return setter
 
 
+class FlagReader(TorchDispatchMode):
+    """Every global setting (global_flags) read as each op of one forward is dispatched, on the thread that runs it:
+    the first op that runs with a setting other than the baseline is kept (`seen`). This sees what the setter watch
+    cannot: native code that sets ATen's flag before an op and puts it back after it, and a setter's original reached
+    through gc. Ops reach a dispatch mode from C++ as well as Python; kernels launched without an op (a candidate's
+    own, Triton's) read no flag of torch's. Used on one untimed call after the timed rounds (Worker.watch): a mode
+    costs tens of microseconds an op, and code that looks for an active mode first can still tell this call apart."""
+
+    def __init__(self, baseline):
+        super().__init__()
+        self.baseline, self.seen = baseline, None
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if self.seen is None:
+            now = global_flags()
+            moved = [f"{k}: {self.baseline[k]} -> {now[k]}" for k in now if now[k] != self.baseline.get(k)]
+            if moved:
+                self.seen = f"{func} ran with {'; '.join(moved)[:120]}"
+        return func(*args, **(kwargs or {}))
+
+
 def check_flags(w):
     """After every forward: `backend_flags` if a setting of fp32 arithmetic differs now, or any global setting was
     set away from its baseline since the worker's harness started (w.flag_watch), even if it was set back."""

@@ -3,11 +3,11 @@
 calling it directly changes the flag with nothing recorded, and forward puts it back before it returns.
 
 Code in the candidate's process can always reach what its harness holds (THREATS.md, "Does not protect against",
-item 1); the flags that change fp32 arithmetic are still read right after forward returns.
+item 1). Before: ok. Now one untimed call after the timed rounds reads every setting at each op it dispatches
+(fences.FlagReader), whoever set it: the addmm ran with TF32 on, `backend_flags`.
 
 task: cpu/linear_relu
 expect: rejected backend_flags
-evaluator_gap: a setting set and put back inside forward through a setter the watch does not wrap
 """
 import torch
 import torch.nn as nn

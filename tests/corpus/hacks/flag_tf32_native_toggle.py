@@ -2,12 +2,12 @@
 before the matmul and (false) after it, so no Python setter runs and the flags read after forward are as the
 harness left them. (On the CPU TF32 changes nothing; on CUDA every fp32 matmul of the call runs on tensor cores.)
 
-The setter watch (fences.FlagWatch) wraps torch's Python setters only: native code reaches ATen's own. Seen where
-the answer moves beyond the calibrated tolerance, and nowhere else.
+The setter watch (fences.FlagWatch) wraps torch's Python setters only: native code reaches ATen's own. Before: ok
+(seen only where the answer moved beyond the calibrated tolerance). Now one untimed call after the timed rounds reads
+every setting at each op it dispatches (fences.FlagReader): the addmm ran with TF32 on, `backend_flags`.
 
 task: cpu/linear_relu
 expect: rejected backend_flags
-evaluator_gap: a setting set and put back inside forward by native code
 """
 import torch
 import torch.nn as nn
