@@ -357,11 +357,12 @@ def evaluation_bytes(ins, outs, params, peak, sets, oracle, cuda=True):
     varied set drawn beside its draw: 2.25 x) or the reference it checks (inputs, forward's peak, a kept output),
     its parameters and, when the comparisons are on the device, the kept answers of both sides and the candidate's;
     each worker's forward (its peak) and parameters; on the device, the oracle's float64 inputs, parameters and
-    output, and the comparison's float64 copies of two answers (on the CPU all of it is host memory)."""
+    output (the comparisons widen a chunk at a time: no float64 copy of an answer; on the CPU all of it is host
+    memory)."""
     shared = 2 * (sets * ins + outs)
     judge = max(2.25 * ins, ins + peak + outs) + params + (3 * outs if oracle == "device" else 0)
     workers = 2 * (peak + params)
-    oracle_bytes = 2 * (ins + params) + 3 * 2 * outs if oracle == "device" else 0
+    oracle_bytes = 2 * (ins + params + outs) if oracle == "device" else 0
     return int(shared + judge + workers + oracle_bytes) + CONTEXT_BYTES * cuda
 
 
@@ -386,7 +387,7 @@ def memory_plan(ref_src, device, in_flight=2, budget=None):
     time; then one input set per side; then (CUDA) the oracle and the comparisons on the host. Raises MemoryRefusal,
     one line with the sizes, when even the leanest does not fit with forward allocating no more than its outputs.
 
-    >>> memory_plan(relu_src, "cuda", budget=74 << 30)   # KernelBench 19_ReLU: 6 GiB in, 6 GiB out
+    >>> memory_plan(relu_src, "cuda", budget=74 << 30)   # KernelBench 19_ReLU: 6 GiB in, 6 GiB out (96 GiB planned)
     MemoryPlan(inputs=6442450944, outputs=6442450944, params=0, peak=6442450944, sets=1, oracle='host', ...)
     """
     budget = device_budget(device) if budget is None else budget

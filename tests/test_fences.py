@@ -47,9 +47,10 @@ def test_footprint_reads_inputs_outputs_and_forwards_peak_on_the_meta_device():
 
 def test_evaluation_bytes_by_hand():
     """1 GiB in, 1 GiB out, no parameters, forward's peak 2 GiB: shared 2 x (2 + 1), judge max(2.25, 1 + 2 + 1) + 3,
-    workers 2 x 2, the oracle on the device 2 x 1 + 6: 6 + 7 + 4 + 8 = 25 GiB, plus the contexts on CUDA."""
-    assert fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 2, "device", cuda=False) == 25 * GIB
-    assert fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 2, "device") == 25 * GIB + fences.CONTEXT_BYTES
+    workers 2 x 2, the oracle on the device in float64 2 x (1 + 1): 6 + 7 + 4 + 4 = 21 GiB, plus the contexts on
+    CUDA (the comparisons widen a chunk at a time: no float64 copy of an answer)."""
+    assert fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 2, "device", cuda=False) == 21 * GIB
+    assert fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 2, "device") == 21 * GIB + fences.CONTEXT_BYTES
     # one input set per side, the oracle and the kept answers on the host: 4 + 4 + 4 = 12 GiB
     assert fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 1, "host", cuda=False) == 12 * GIB
 
