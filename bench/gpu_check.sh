@@ -8,7 +8,8 @@
 #   bash bench/gpu_check.sh            # corpus, identity, mix, in that order (~15 min on one H100 or H200, builds included)
 # A sitting of two device calls of at most 10 minutes each, then the tables to commit (bench/RESULTS.md):
 #   bash bench/gpu_check.sh sitting1   # the build patterns and the corpus (~9.5 min)
-#   bash bench/gpu_check.sh sitting2   # identity over every own task, the mix, KernelBench level-1 (~9.5 min)
+#   bash bench/gpu_check.sh sitting2   # identity over every own task (the corpus's CUDA kernels built and evaluated
+#                                      # beside it), the mix, KernelBench level-1 (~9.5 min)
 #   bash bench/gpu_check.sh tables     # $OUT/sitting.md: every table the checks wrote, headed date, GPU, commit
 # Output: the tables on stdout and in $OUT/<check>.md, full records in $OUT/<check>.json, every evaluation as it
 # ends in $OUT/partial.jsonl. LIMIT=SECONDS overrides a check's limit; EXTRA adds cuda_corpus.py flags
@@ -57,8 +58,8 @@ case ${1:-all} in
     corpus|identity|mix|kernelbench|tables) "$1" ;;
     all) corpus; identity; mix ;;
     sitting1) corpus_short ;;
-    sitting2) check identity 200 --corpus '' --repeats 0 --identity 'level1/*,level2/*,level3/*'
-              LIMIT=170 mix; LIMIT=200 kernelbench; tables ;;
+    sitting2) check identity 220 --corpus '' --repeats 1 --identity 'level1/*,level2/*,level3/*'  # builds beside
+              LIMIT=160 mix; LIMIT=170 kernelbench; tables ;;
     *) echo "usage: bash bench/gpu_check.sh [corpus|identity|mix|kernelbench|sitting1|sitting2|tables|all]" >&2
        exit 2 ;;
 esac
