@@ -637,7 +637,7 @@ class FlagWatch:
 
 
 class FlagReader(TorchDispatchMode):
-    """Every global setting (global_flags) read as each op of one forward is dispatched, on the thread that runs it:
+    """Every global setting of ATen's (global_flags) read as each op of one forward is dispatched, on its thread:
     the first op that runs with a setting other than the baseline is kept (`seen`). This sees what the setter watch
     cannot: native code that sets ATen's flag before an op and puts it back after it, and a setter's original reached
     through gc. Ops reach a dispatch mode from C++ as well as Python; kernels launched without an op (a candidate's
@@ -650,8 +650,9 @@ class FlagReader(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if self.seen is None:
-            now = global_flags()
-            moved = [f"{k}: {self.baseline[k]} -> {now[k]}" for k in now if now[k] != self.baseline.get(k)]
+            now = global_flags(limits=False)
+            moved = [f"{k}: {self.baseline[k]} -> {v}" for k, v in now.items()
+                     if v != self.baseline[k] and not v.startswith("n/a")]  # (unreadable is not changed)
             if moved:
                 self.seen = f"{func} ran with {'; '.join(moved)[:120]}"
         return func(*args, **(kwargs or {}))
@@ -2177,8 +2178,9 @@ def gpu_hold(device):
         return None
 
 
-def global_flags():
-    """Global settings that change numerics or speed; a candidate must not touch them."""
+def global_flags(limits=True):
+    """Global settings that change numerics or speed; a candidate must not touch them. limits=False: the ATen
+    settings alone, no call to the CUDA runtime (safe inside any op, a graph capture's included)."""
     b = torch.backends
     getters = {
         "cuda.matmul.allow_tf32": lambda: b.cuda.matmul.allow_tf32, "cudnn.allow_tf32": lambda: b.cudnn.allow_tf32,
@@ -2188,7 +2190,8 @@ def global_flags():
         "bf16_reduced_precision": lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction,
         "float32_matmul_precision": torch.get_float32_matmul_precision, "num_threads": torch.get_num_threads,
         "default_dtype": torch.get_default_dtype,
-        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled, "persisting_l2": _persisting_l2,
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
+        **({"persisting_l2": _persisting_l2} if limits else {}),
     }
     out = {}
     for k, get in getters.items():

@@ -486,3 +486,25 @@ def test_workers_and_builds_hold_no_privilege_and_cannot_write_shared_memory_or_
         "{other}", str(other)), "cpu", time_budget_s=0.05)
     assert res.status == "ok", res.reason
     assert not list(fences.build_root().glob("*/cudal1-probe")) and not Path("/dev/shm/cudal1-probe").exists()
+
+
+def test_the_flag_reader_sees_a_setting_that_is_back_before_forward_returns():
+    """fences.FlagReader reads ATen's settings at every op: a toggle between two ops is seen at the second, although
+    the setting is back at the end; no toggle, nothing seen; the CUDA runtime is not asked (inside a graph capture)."""
+    x = torch.ones(3)
+    quiet = fences.FlagReader(fences.global_flags())
+    with quiet:
+        (x + 1).sum()
+    assert quiet.seen is None
+    was = torch.backends.cuda.matmul.allow_tf32
+    reader = fences.FlagReader(fences.global_flags())
+    try:
+        with reader:
+            y = x + 1
+            torch._C._set_cublas_allow_tf32(not was)  # what native code can do: torch's setter, unwrapped
+            y.sum()
+            torch._C._set_cublas_allow_tf32(was)
+    finally:
+        torch._C._set_cublas_allow_tf32(was)
+    assert reader.seen and reader.seen.startswith("aten.sum") and "cuda.matmul.allow_tf32" in reader.seen
+    assert "persisting_l2" not in fences.global_flags(limits=False)
