@@ -815,7 +815,8 @@ def _pch_dir(cxx, cflags):
 
 
 PCH_CFLAGS = ([], ["-O3"])  # the extra_cflags of the flag sets whose builds share a precompiled torch/extension.h:
-# none (load_inline's default, and a CUDA build's host side), and -O3 (most C++ kernels)
+# none (load_inline's default, and a CUDA build's host side: made first on CUDA), and -O3 (most C++ kernels: made
+# first on the CPU)
 PCH_JOB = "precompiled header"  # build_all's key for make_pch's build process (no source is this text)
 
 
@@ -851,8 +852,9 @@ def make_pch(device):
     its compiler's arguments are the harness' and torch's alone, its working directory a temp folder of its own."""
     from torch.utils.cpp_extension import include_paths
     header = Path(include_paths()[0]) / "torch" / "extension.h"
-    for extra in PCH_CFLAGS:
-        cxx, cflags = _torch_cflags(extra, device.startswith("cuda"))
+    cuda = device.startswith("cuda")
+    for extra in PCH_CFLAGS if cuda else PCH_CFLAGS[::-1]:  # the set most builds wait for first
+        cxx, cflags = _torch_cflags(extra, cuda)
         pch, flags = _pch_dir(cxx, cflags)
         gch = pch / "torch" / "extension.h.gch"
         gch.parent.mkdir(parents=True, exist_ok=True)
