@@ -1216,8 +1216,8 @@ class Worker:
             with reader:
                 self.model(*self.stage[b])
             _device_sync(self.device)
-        except Exception as e:
-            return f"{type(e).__name__}: {e}"[:200]
+        except Exception as e:  # (as text that is data: one line, a lone surrogate escaped)
+            return " ".join(f"{type(e).__name__}: {e}"[:200].encode("utf-8", "backslashreplace").decode().split())
         if reader.seen:
             raise Verdict("rejected", "backend_flags", f"an op ran with a global setting changed inside forward "
                           f"({reader.seen}), though it was back when forward returned")

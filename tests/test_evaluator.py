@@ -405,6 +405,16 @@ def test_cli_escapes_a_reason_the_terminal_cannot_encode(tmp_path):
     assert rec["status"] == "runtime_error" and "café" in rec["reason"], rec
 
 
+def test_a_forward_that_fails_under_the_flag_reader_is_ok_with_the_reason_in_one_line():
+    """The op reader's call (Worker.watch) runs forward under a dispatch mode; where forward raises there, its settings
+    went unread: the result says so in its reason, as data (a lone surrogate escaped, one line), not as a verdict."""
+    cand = HONEST.replace("        return x.clamp_min(0.0)", "        if torch._C._len_torch_dispatch_stack():\n"
+                          "            raise ValueError('odd \\ud800\\nline')\n        return x.clamp_min(0.0)")
+    r = E.evaluate(RELU, cand, "cpu", **FAST)
+    assert r.status == "ok", r.reason
+    assert "went unread (ValueError: odd \\ud800 line)" in r.reason, r.reason
+
+
 def test_cli_usage_errors_exit_nonzero(tmp_path):
     bad_task = tmp_path / "task.py"
     bad_task.write_text("def get_inputs():\n    return []\n")
