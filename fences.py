@@ -637,12 +637,12 @@ class FlagWatch:
 
 
 class FlagReader(TorchDispatchMode):
-    """Every global setting of ATen's (global_flags) read as each op of one forward is dispatched, on its thread:
-    the first op that runs with a setting other than the baseline is kept (`seen`). This sees what the setter watch
-    cannot: native code that sets ATen's flag before an op and puts it back after it, and a setter's original reached
-    through gc. Ops reach a dispatch mode from C++ as well as Python; kernels launched without an op (a candidate's
-    own, Triton's) read no flag of torch's. Used on one untimed call after the timed rounds (Worker.watch): a mode
-    costs tens of microseconds an op, and code that looks for an active mode first can still tell this call apart."""
+    """Every global setting of ATen's read as each op of one forward is dispatched, on its thread (global_flags):
+    the first op that runs with a setting other than the baseline is kept (`seen`; one that cannot be read at that
+    moment is not a change). This sees what the setter watch cannot: native code that sets ATen's flag before an op
+    and puts it back after it, and a setter's original reached through gc. Ops reach a mode from C++ as well as
+    Python; kernels launched without an op read none. On one untimed call after the timed rounds (Worker.watch):
+    a mode costs ~10 us an op, and code that looks for a mode can tell this call apart."""
 
     def __init__(self, baseline):
         super().__init__()
@@ -651,8 +651,7 @@ class FlagReader(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if self.seen is None:
             now = global_flags(limits=False)
-            moved = [f"{k}: {self.baseline[k]} -> {v}" for k, v in now.items()
-                     if v != self.baseline[k] and not v.startswith("n/a")]  # (unreadable is not changed)
+            moved = flags_moved(self.baseline, {k: v for k, v in now.items() if not v.startswith("n/a")})
             if moved:
                 self.seen = f"{func} ran with {'; '.join(moved)[:120]}"
         return func(*args, **(kwargs or {}))
@@ -853,7 +852,7 @@ def make_pch(device):
     from torch.utils.cpp_extension import include_paths
     header = Path(include_paths()[0]) / "torch" / "extension.h"
     cuda = device.startswith("cuda")
-    for extra in PCH_CFLAGS if cuda else PCH_CFLAGS[::-1]:  # the set most builds wait for first
+    for extra in PCH_CFLAGS if cuda else PCH_CFLAGS[::-1]:  # the set most builds want first
         cxx, cflags = _torch_cflags(extra, cuda)
         pch, flags = _pch_dir(cxx, cflags)
         gch = pch / "torch" / "extension.h.gch"
@@ -2087,8 +2086,7 @@ def audit_worker(w, namespaces):
     bad = patched(w.attrs, namespaces) + hooks
     if bad:
         raise Verdict("rejected", "monkeypatch", f"replaced: {', '.join(sorted(bad)[:8])}")
-    now = global_flags()
-    changed = [f"{k}: {w.flags0[k]} -> {now[k]}" for k in now if now[k] != w.flags0[k]]
+    changed = flags_moved(w.flags0, global_flags())
     if changed:
         raise Verdict("rejected", "backend_flags", "global settings changed: " + "; ".join(changed))
     return w.digest()
@@ -2180,9 +2178,14 @@ def gpu_hold(device):
         return None
 
 
+def flags_moved(before, now):
+    """["name: before -> now"] for each setting in `now` other than in `before`."""
+    return [f"{k}: {before[k]} -> {v}" for k, v in now.items() if v != before[k]]
+
+
 def global_flags(limits=True):
     """Global settings that change numerics or speed; a candidate must not touch them. limits=False: the ATen
-    settings alone, no call to the CUDA runtime (safe inside any op, a graph capture's included)."""
+    settings alone, no call to the CUDA runtime (safe inside any op, in a graph capture too)."""
     b = torch.backends
     getters = {
         "cuda.matmul.allow_tf32": lambda: b.cuda.matmul.allow_tf32, "cudnn.allow_tf32": lambda: b.cudnn.allow_tf32,
