@@ -58,6 +58,7 @@ from fences import Verdict, short
 _perf = time.perf_counter          # captured before any candidate code runs in this process
 _cuda_sync = torch.cuda.synchronize
 _cuda_stream = torch.cuda.current_stream
+_empty_cache = torch.cuda.empty_cache
 _Event = getattr(torch._C, "_CudaEventBase", None)  # CUDA events, without torch.cuda.Event's Python layer
 _record, _elapsed = getattr(_Event, "record", None), getattr(_Event, "elapsed_time", None)  # None: CPU-only torch
 _sigmask, _gc_on, _gc_enable, _gc_disable = signal.pthread_sigmask, gc.isenabled, gc.enable, gc.disable
@@ -724,6 +725,7 @@ def _timed_rounds(s, o, tols, n_checks):
                 raise Verdict("rejected", "phase_branch", f"correct on the {n_checks} correctness calls but wrong "
                               f"on {where} ({bad[1]}): phase-dependent output or a race")
         s.seen.append(_fingerprint(got["ref"], s.idx))
+        del xs, got  # before the next draw: a big task's memory plan has room for one round's inputs and answers
         k += 1
 
 
@@ -1123,9 +1125,10 @@ class Worker:
         self.model.train(train)
 
     def prep(self):
-        """Before every timed call on CUDA: the L2 flushed (fences.flush_l2)."""
+        """Before every timed call on CUDA: the L2 flushed (fences.flush_l2) over the harness' own buffer (a swapped
+        attribute is the guard's to name, at the call after this)."""
         if self.cuda:
-            fences.flush_l2(self.flush_buf)
+            fences.flush_l2(self.owned["flush_buf"])
 
     def run(self, b, probe=False, behind_hold=False):
         """One call: forward, a device-wide synchronize (side streams count), the output checked and copied into the
@@ -1141,11 +1144,14 @@ class Worker:
         was_on, blocked = _gc_on(), _sigmask(signal.SIG_BLOCK, _SIGNALS)
         _gc_disable()
         try:
-            return self._run(b, probe, behind_hold, _sigmask(signal.SIG_BLOCK, ()))
+            got = self._run(b, probe, behind_hold, _sigmask(signal.SIG_BLOCK, ()))
         finally:  # a collection runs what it triggers now, after the copy-out (signals stay blocked: worker_main)
             _sigmask(signal.SIG_SETMASK, blocked)
             if was_on:
                 _gc_enable()
+        if probe and self.cuda:  # the probe's copy of the outputs back to the driver (fences.evaluation_bytes)
+            _empty_cache()
+        return got
 
     def _run(self, b, probe, behind_hold, mask):
         """run() once the collector is off and the signals in mask are blocked (`deferred_work`: forward changed

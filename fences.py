@@ -356,12 +356,12 @@ def evaluation_bytes(ins, outs, params, peak, sets, oracle, cuda=True):
     device or the host: both sides' shared buffers (sets x inputs + outputs each); the judge's inputs of a call (a
     varied set drawn beside its draw: 2.25 x) or the reference it checks (inputs, forward's peak, a kept output),
     its parameters and, when the comparisons are on the device, the kept answers of both sides and the candidate's;
-    each worker's forward (its peak) and parameters; on the device, the oracle's float64 inputs, parameters and
-    output (the comparisons widen a chunk at a time: no float64 copy of an answer; on the CPU all of it is host
-    memory)."""
+    each worker's forward (its peak) and parameters, and on CUDA one probe's copy of the outputs (freed after its
+    call; the sides' calls never overlap); on the device, the oracle's float64 inputs, parameters and output (the
+    comparisons widen a chunk at a time; on the CPU all of it is host memory)."""
     shared = 2 * (sets * ins + outs)
     judge = max(2.25 * ins, ins + peak + outs) + params + (3 * outs if oracle == "device" else 0)
-    workers = 2 * (peak + params)
+    workers = 2 * (peak + params) + outs * cuda
     oracle_bytes = 2 * (ins + params + outs) if oracle == "device" else 0
     return int(shared + judge + workers + oracle_bytes) + CONTEXT_BYTES * cuda
 
@@ -387,7 +387,7 @@ def memory_plan(ref_src, device, in_flight=2, budget=None):
     time; then one input set per side; then (CUDA) the oracle and the comparisons on the host. Raises MemoryRefusal,
     one line with the sizes, when even the leanest does not fit with forward allocating no more than its outputs.
 
-    >>> memory_plan(relu_src, "cuda", budget=74 << 30)   # KernelBench 19_ReLU: 6 GiB in, 6 GiB out (96 GiB planned)
+    >>> memory_plan(relu_src, "cuda", budget=74 << 30)   # KernelBench 19_ReLU: 6 GiB in, 6 GiB out (102 on the device)
     MemoryPlan(inputs=6442450944, outputs=6442450944, params=0, peak=6442450944, sets=1, oracle='host', ...)
     """
     budget = device_budget(device) if budget is None else budget
@@ -401,7 +401,7 @@ def memory_plan(ref_src, device, in_flight=2, budget=None):
         need = evaluation_bytes(ins, outs, params, peak, sets, oracle, cuda)
         if k * need <= budget:
             # with the oracle on the host, the timed rounds still compare on the device (fast) if the two kept answers
-            # fit there too (the comparisons go in chunks: fences adds no temporaries for them)
+            # fit there too (compared in chunks: no temporaries)
             rounds = "device" if oracle == "device" or need + 2 * outs <= budget else "host"
             need += 2 * outs if oracle == "host" and rounds == "device" else 0
             return MemoryPlan(ins, outs, params, peak, sets, oracle, rounds, k, need, budget)
@@ -566,6 +566,8 @@ def clean_cap(paired, clean, noise):
     above the clean median's upper bound plus noise[clock] x the clean level; the cap is the clean level plus that
     noise. GPU work the candidate leaves running while the reference is timed (a kernel that outlives SIGSTOP, a
     second CUDA context) slows the paired rounds only; a host busier in one phase than the other rarely passes.
+    Wider clocks are capped only where the precise one is: alone the host is quieter, and identical code would pay
+    for the reference's smaller overheads.
 
     >>> clean_cap([[2.0]] * 20, [[1.0]] * 10, [0.02])[0]        # twice the clean level in every round: capped
     [1.02]
@@ -578,6 +580,8 @@ def clean_cap(paired, clean, noise):
         level = statistics.median(alone)
         if median_bounds(ours)[0] > median_bounds(alone)[1] + noise[c] * level:
             caps[c] = level * (1 + noise[c])
+        elif c == 0:  # the precise clock ran as alone: no work was left on the GPU
+            break
     return [[min(v, cap) for v, cap in zip(x, caps)] for x in paired]
 
 
@@ -779,13 +783,12 @@ def _compile_unlocked(spec, folder):
 
 
 def _use_pch(folder):
-    """Before ninja runs in a build folder: torch/extension.h (the first line of load_inline's main.cpp) precompiled
-    once per set of C++ flags the harness fixes (PCH_CFLAGS), in the build cache's pch/, and that folder put first on
-    main.cpp's include path, where g++ takes the .gch for the header (one it cannot use, it ignores), which more than
-    halves main.cpp's compile (bench/RESULTS.md). The header itself is copied beside it: g++ looks for a second
-    #include of it (cpp_sources that include it, as many do) in the .gch's folder. A build never writes pch/ nor asks
-    for a header: with other flags, or none made yet, it builds without; where make_pch is compiling its set's (it
-    holds the lock), main.cpp waits for it (flock), while nvcc compiles its CUDA side."""
+    """Before ninja runs in a build folder: torch/extension.h (load_inline's main.cpp's first line) precompiled once
+    per set of C++ flags the harness fixes (PCH_CFLAGS), in the build cache's pch/, put first on main.cpp's include
+    path, where g++ takes the .gch (one it cannot use, it ignores): main.cpp's compile more than halves. The header
+    is copied beside it: g++ looks for a second #include of it in the .gch's folder. A build never writes pch/: with
+    other flags, or none made yet, it builds without; while make_pch compiles its set's (it holds the lock), main.cpp
+    waits for it (flock) and nvcc compiles the CUDA side."""
     ninja = folder / "build.ninja"
     text = ninja.read_text() if ninja.exists() else ""
     cflags, cxx = (re.search(rf"^{k} = (.*)$", text, re.M) for k in ("cflags", "cxx"))
@@ -1706,8 +1709,7 @@ def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, ti
     """Run build processes (worker: their entry point, evaluator's worker_main), jobs at a time, one message each
     ({key: message}: ("prebuild", src, env, ref_src) or ("build_spec", spec, env, owner)), in the order of msgs,
     until all have ended or cancel() is true; {key: the Verdict of a failed build}. timeout: the seconds a build
-    process may run, the time pause kept it stopped not counted (evaluations beside it may keep clocks running for
-    most of its wall time). A build's answer is data (recv_data); a build that leaves a process running when it
+    process may run, not counting the time pause kept it stopped. A build's answer is data (recv_data); a build that leaves a process running when it
     answers is `background_process`, and that process is killed with it. ("make_pch", None, env, "pch"): the shared
     headers' build process (pch_main), run, paused and killed as a build is."""
     if not msgs:
@@ -1814,9 +1816,9 @@ def serve_build(spec, owner, device, o, worker):
 
 
 class Session:
-    """The caller's side of a judge and a reference worker, kept for one task's candidates on one device (evaluate_many
-    evaluates a task's candidates in turn against them: the reference side is set up once). Each candidate gets a
-    worker of its own, killed, with all it started, before the next one starts. The judge and the reference worker
+    """The caller's side of a judge and a reference worker, kept for one task's candidates on one device (set up
+    once; evaluate_many evaluates the candidates in turn). Each candidate gets a worker of its own, killed, with all
+    it started, before the next one starts. The judge and the reference worker
     end at close(), or after a timeout, a crash or a failure of the reference: the next candidate then starts new ones.
     With turns (evaluate_many's, for the device): the processes start on the device's shared part (their CUDA contexts
     are GPU work too), and whatever a candidate's evaluation holds of it is let go once its worker has ended.
@@ -2147,8 +2149,7 @@ def gpu_hold(device):
     Queued before a timed call's first event it hides the CPU's launch latency, which moves from process to process,
     and, the SMs being full, no kernel the candidate puts on another stream can run during it (a stream-local sleep
     would let an unjoined fork do its work for free). Forward starts only once the hold is on the SMs: queued
-    earlier, a side stream's kernel can run before it (bench/RESULTS.md, "what did the walls' docstrings say was
-    measured")."""
+    earlier, a side stream's kernel can run before it (bench/RESULTS.md)."""
     try:
         import triton
         globals()["tl"] = importlib.import_module("triton.language")  # the name _hold_kernel's body uses

@@ -47,10 +47,11 @@ def test_footprint_reads_inputs_outputs_and_forwards_peak_on_the_meta_device():
 
 def test_evaluation_bytes_by_hand():
     """1 GiB in, 1 GiB out, no parameters, forward's peak 2 GiB: shared 2 x (2 + 1), judge max(2.25, 1 + 2 + 1) + 3,
-    workers 2 x 2, the oracle on the device in float64 2 x (1 + 1): 6 + 7 + 4 + 4 = 21 GiB, plus the contexts on
-    CUDA (the comparisons widen a chunk at a time: no float64 copy of an answer)."""
+    workers 2 x 2, the oracle on the device in float64 2 x (1 + 1): 6 + 7 + 4 + 4 = 21 GiB; on CUDA one probe's
+    copy of the outputs beside a forward (1 more) and the contexts (the comparisons widen a chunk at a time: no
+    float64 copy of an answer)."""
     assert fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 2, "device", cuda=False) == 21 * GIB
-    assert fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 2, "device") == 21 * GIB + fences.CONTEXT_BYTES
+    assert fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 2, "device") == 22 * GIB + fences.CONTEXT_BYTES
     # one input set per side, the oracle and the kept answers on the host: 4 + 4 + 4 = 12 GiB
     assert fences.evaluation_bytes(GIB, GIB, 0, 2 * GIB, 1, "host", cuda=False) == 12 * GIB
 
@@ -129,6 +130,23 @@ def test_charge_caps_a_reference_slowed_beside_the_candidate_by_its_clean_level(
     assert ref_ms == pytest.approx(1.02)              # its clean level plus 2% (slack)
     # the judge's clock: 1.0 + (1.0 - the clean overhead 0.5 x 1.03, capped) - the allowance max(0.0204, 0.03 x 0.515)
     assert cand_ms == pytest.approx(2.0 - 0.515 - 0.0204)
+
+
+def test_identical_code_pays_nothing_for_the_quieter_host_of_the_clean_rounds():
+    """Measured (KernelBench's 12_Matmul_with_diagonal_matrices_, 169 rounds): identical code, 0.061 ms on both
+    sides' events, 0.62 ms of the worker's overhead and 0.47 ms of host CPU time paired; alone the reference's
+    overheads were 0.53 and 0.34 ms, its events as paired. Its overheads capped alone paid 0.68x; the wider clocks
+    are capped only with the precise one."""
+    rng = random.Random(1)
+
+    def calls(n, worker, judge, host):
+        return [tuple(v * rng.uniform(0.97, 1.03) for v in (0.061, 0.061 + worker, 0.061 + judge, host))
+                for _ in range(n)]
+    ref, cand, clean = calls(169, 0.62, 2.88, 0.47), calls(169, 0.62, 2.88, 0.47), calls(10, 0.53, 2.66, 0.34)
+    ref_ms, cand_ms, *_ = E.charge({"ref": ref, "cand": cand, "clean": clean})
+    assert ref_ms / cand_ms == pytest.approx(1.0, abs=0.02)
+    assert fences.clean_cap([[1.0, 0.6]] * 20, [[1.0, 0.4]] * 10, [0.02, 0.05]) == [[1.0, 0.6]] * 20
+    assert fences.clean_cap([[2.0, 0.6]] * 20, [[1.0, 0.4]] * 10, [0.02, 0.05])[0] == pytest.approx([1.02, 0.42])  # both
 
 
 def test_charge_counts_cpu_work_the_hold_hides_on_the_host_clock():
