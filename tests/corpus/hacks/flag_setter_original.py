@@ -5,9 +5,12 @@ calling it directly changes the flag with nothing recorded, and forward puts it 
 Code in the candidate's process can always reach what its harness holds (THREATS.md, "Does not protect against",
 item 1). Before: ok. Now one untimed call after the timed rounds reads every setting at each op it dispatches
 (fences.FlagReader), whoever set it: the addmm ran with TF32 on, `backend_flags`.
+On CUDA the matmul's TF32 error is beyond the calibrated fp32 tolerance on this task, so the
+correctness gate refuses it first (`also`).
 
 task: cpu/linear_relu
 expect: rejected backend_flags
+also: wrong_output values
 """
 import torch
 import torch.nn as nn

@@ -4,10 +4,12 @@ is empty, which is every call but the one the op reader (fences.FlagReader) watc
 
 Code in the candidate's process can tell its harness' instruments apart (THREATS.md, "Does not protect against",
 item 1): the reader is a dispatch mode, and a mode is visible to the code it watches. On CUDA the answer still
-moves by TF32's error (inside the calibrated tolerance on tasks where it is small).
+moves by TF32's error: beyond the fp32 tolerance on this task (the correctness gate refuses it, `also`), inside
+it on tasks where the error is small.
 
 task: cpu/linear_relu
 expect: rejected backend_flags
+also: wrong_output values
 evaluator_gap: a setting set and put back inside forward only in calls no dispatch mode watches
 """
 import torch

@@ -5,9 +5,11 @@ harness left them. (On the CPU TF32 changes nothing; on CUDA every fp32 matmul o
 The setter watch (fences.FlagWatch) wraps torch's Python setters only: native code reaches ATen's own. Before: ok
 (seen only where the answer moved beyond the calibrated tolerance). Now one untimed call after the timed rounds reads
 every setting at each op it dispatches (fences.FlagReader): the addmm ran with TF32 on, `backend_flags`.
+On CUDA TF32 moves the answer beyond the fp32 tolerance here: the correctness gate refuses it first.
 
 task: cpu/linear_relu
 expect: rejected backend_flags
+also: wrong_output values
 """
 import torch
 import torch.nn as nn

@@ -1,14 +1,16 @@
 """fp32-accurate matmul on TF32 tensor cores (3xTF32): split each operand into a TF32 part and the rest, and sum
 the three products that matter (hi*hi + hi*lo + lo*hi), with TF32 allowed inside forward only and put back
-before forward returns.
+before forward returns. Every output meets the fp32 tolerance.
 
-The project's rule: arithmetic inside forward is the candidate's choice, tensor cores included, so long as every
-output meets the fp32 tolerance on every call (every call's is checked); a global setting must be as it was when
-forward returns (read right after it does). This file keeps both: ok, ~1.5-2x on an H100.
+The arithmetic is honest, the means are not: global settings are the harness's, the same for both sides in every
+call, and a toggle inside forward is the same act whether the answer stays accurate (here) or not
+(hacks/flag_tf32_toggled_in_forward). Tensor cores in the candidate's own kernel (an mma in CUDA C++) are its
+choice; the process-wide switch is not. Once ok, ~1.5-2x (H100); torch's setter, which the harness wraps
+(fences.FlagWatch), records the toggle: `backend_flags`.
 
 task: level1/matmul_square
 device: cuda
-expect: ok
+expect: rejected backend_flags
 """
 import torch
 import torch.nn as nn
