@@ -13,9 +13,11 @@
 # A sitting: three device calls of 10 minutes at most, the limits of each call's checks adding to ~9.5 min, each
 # call ending with `tables`. The corpus (147 files) needs ~10 min: the last few may be listed as not reached.
 #   bash bench/gpu_check.sh sitting1     # the corpus (limit 560 s)
-#   bash bench/gpu_check.sh sitting2     # identity over own tasks, each corpus kernel once (290 s); the mix (240 s)
-#   KB=DIR bash bench/gpu_check.sh sitting3  # KernelBench level 1, a third (SHARD=1/3; limit 560 s): ~5 s a small
-#                                        # task, 30-60 s a huge one. Later sittings: SHARD=2/3, then SHARD=3/3
+#   bash bench/gpu_check.sh sitting2     # identity over the 49 own tasks, each corpus kernel once, building in a
+#                                        # cold folder beside them (560 s: ~5.5 s a task, nearly one at a time)
+#   KB=DIR bash bench/gpu_check.sh sitting3  # the mix (240 s), then KernelBench level 1's first sixth (SHARD=1/6,
+#                                        # 300 s): ~5 s a small task, 30-60 s a huge one
+#   KB=DIR SHARDS="2/6 3/6" bash bench/gpu_check.sh kb  # later calls: two sixths each (280 s each)
 #   bash bench/gpu_check.sh tables       # $OUT/sitting.md: every $OUT/*.tables.md, headed date, GPU, commit
 # Per check in $OUT: <check>.md (what it printed; its own tables if it ended in time), <check>.err,
 # <check>.partial.jsonl (each evaluation as it ended), <check>.tables.md (the tables from those; their summary lines
@@ -64,9 +66,10 @@ case ${1:-all} in
     all) corpus; identity; mix; tables ;;
     sitting1) corpus 560; tables ;;
     sitting2) export CUDAL1_BUILD_DIR=${CUDAL1_BUILD_DIR:-$(mktemp -d)}  # cold: the kernels build beside the tasks
-              identity 290 1; mix 240; tables ;;
-    sitting3) SHARD=${SHARD:-1/3} kernelbench 560; tables ;;
+              identity 560 1; tables ;;
+    sitting3) CUDAL1_BUILD_DIR=$(mktemp -d) mix 240; SHARD=${SHARD:-1/6} kernelbench 300; tables ;;
+    kb) for s in ${SHARDS:-2/6 3/6}; do SHARD=$s kernelbench 280; done; tables ;;
     *) echo "usage: [KB=DIR] [SHARD=I/N] bash bench/gpu_check.sh" \
-            "[corpus|identity|mix|kernelbench|sitting1|sitting2|sitting3|tables|all]" >&2
+            "[corpus|identity|mix|kernelbench|sitting1|sitting2|sitting3|kb|tables|all]" >&2
        exit 2 ;;
 esac
