@@ -1709,9 +1709,10 @@ def run_builds(msgs, device, worker, jobs=None, timeout=900.0, progress=True, ti
     """Run build processes (worker: their entry point, evaluator's worker_main), jobs at a time, one message each
     ({key: message}: ("prebuild", src, env, ref_src) or ("build_spec", spec, env, owner)), in the order of msgs,
     until all have ended or cancel() is true; {key: the Verdict of a failed build}. timeout: the seconds a build
-    process may run, not counting the time pause kept it stopped. A build's answer is data (recv_data); a build that leaves a process running when it
-    answers is `background_process`, and that process is killed with it. ("make_pch", None, env, "pch"): the shared
-    headers' build process (pch_main), run, paused and killed as a build is."""
+    process may run, not counting the time pause kept it stopped. A build's answer is data (recv_data); a build
+    that leaves a process running when it answers is `background_process`, and that process is killed with it.
+    ("make_pch", None, env, "pch"): the shared headers' build process (pch_main), run, paused and killed as builds
+    are."""
     if not msgs:
         return {}
     jobs = jobs or default_jobs()
@@ -1817,9 +1818,9 @@ def serve_build(spec, owner, device, o, worker):
 
 class Session:
     """The caller's side of a judge and a reference worker, kept for one task's candidates on one device (set up
-    once; evaluate_many evaluates the candidates in turn). Each candidate gets a worker of its own, killed, with all
-    it started, before the next one starts. The judge and the reference worker
-    end at close(), or after a timeout, a crash or a failure of the reference: the next candidate then starts new ones.
+    once; evaluate_many runs the candidates in turn). Each candidate gets a worker of its own, killed, with all
+    it started, before the next one starts. The judge and the reference worker end at close(), or after a timeout,
+    a crash or a failure of the reference: the next candidate then starts new ones.
     With turns (evaluate_many's, for the device): the processes start on the device's shared part (their CUDA contexts
     are GPU work too), and whatever a candidate's evaluation holds of it is let go once its worker has ended.
     worker, judge: the entry points of the processes it starts (evaluator's worker_main and judge_main)."""
